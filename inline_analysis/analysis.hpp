@@ -1,0 +1,69 @@
+// Stage header of inline_analysis: one Analyzer per rank replays each epoch's
+// window of events (forward, then backward) against the other ranks through a
+// Transport, and keeps the run's call paths and metric values.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "callpaths.hpp"
+#include "definitions.hpp"
+#include "metrics.hpp"
+#include "profile.hpp"
+#include "runtime/event.hpp"
+#include "transport.hpp"
+
+namespace onlinews::analysis {
+
+// Events of one location (thread) for one epoch, times already in ns.
+struct LocationWindow {
+  int location = 0;            // thread index on this rank
+  std::vector<Event> events;
+  std::uint64_t dropped = 0;   // events lost to a full buffer in this window
+};
+
+struct AnalysisOptions {
+  // Pattern names or groups to run ("all" = every pattern).  Time and visits
+  // always run.
+  std::vector<std::string> selection{"all"};
+  int mpi_location = 0;        // the location whose MPI events are analyzed
+};
+
+// Per-epoch facts of one rank (reduced over ranks by the caller for output).
+struct EpochFacts {
+  int index = 0;
+  std::int64_t t_begin = 0;             // ns: first event of the window
+  std::int64_t t_end = 0;               // ns: last event of the window
+  std::uint64_t events = 0;
+  std::uint64_t dropped_events = 0;
+  std::uint64_t cross_epoch_messages = 0;  // receives matched to a send of an earlier epoch
+  std::uint64_t unmatched_receives = 0;    // receives without a send (should stay 0)
+  bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
+};
+
+class Analyzer {
+ public:
+  Analyzer(const Definitions& defs, AnalysisOptions options);
+  ~Analyzer();
+  Analyzer(const Analyzer&) = delete;
+  Analyzer& operator=(const Analyzer&) = delete;
+
+  // Replays one epoch.  Collective over all ranks of `transport`.
+  EpochFacts run_epoch(std::vector<LocationWindow>& windows, Transport& transport);
+
+  const CallpathTree& callpaths() const;
+  const Profile& profile() const;
+  int epochs() const;
+  // Names of the patterns that run (for the output and the summary).
+  std::vector<std::string> active_patterns() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True if `name` (a pattern name or group) is selected by `selection`.
+bool selected(const std::vector<std::string>& selection, const char* name, const char* group);
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,92 @@
+// Collective instances, analyzed per communicator and epoch with one vector
+// reduction (DESIGN.md §5): the k-th collective on a communicator is the same
+// operation on every member, and cuts never split an instance, so each
+// member's list of this epoch's instances lines up with everyone else's.
+// Communicators are visited in increasing global id on every rank, so these
+// reductions cannot deadlock.
+#include <algorithm>
+#include <climits>
+
+#include "engine.hpp"
+
+namespace onlinews::analysis {
+
+void combine(CollRecord& a, const CollRecord& b) {
+  if (b.max_enter > a.max_enter || (b.max_enter == a.max_enter && b.max_enter_rank < a.max_enter_rank)) {
+    a.max_enter = b.max_enter;
+    a.max_enter_rank = b.max_enter_rank;
+  }
+  a.min_leave = std::min(a.min_leave, b.min_leave);
+  a.root_enter = std::max(a.root_enter, b.root_enter);
+  if (b.max_sender_enter > a.max_sender_enter ||
+      (b.max_sender_enter == a.max_sender_enter && b.max_sender_rank < a.max_sender_rank)) {
+    a.max_sender_enter = b.max_sender_enter;
+    a.max_sender_rank = b.max_sender_rank;
+  }
+  a.root_bytes = std::max(a.root_bytes, b.root_bytes);
+  a.min_enter = std::min(a.min_enter, b.min_enter);
+}
+
+void combine(ScanRecord& a, const ScanRecord& b) {
+  if (b.max_enter > a.max_enter || (b.max_enter == a.max_enter && b.rank < a.rank)) a = b;
+}
+
+void Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
+  LocationState& st = loc(w.location);
+  const int me = defs.world_rank;
+  std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
+  for (std::size_t id = 0; id < defs.comms.size(); ++id) {
+    const CommDef& c = defs.comms[id];
+    if (c.usable && c.size > 1 && c.my_rank >= 0) order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [gid, id] : order) {
+    const CommDef& c = defs.comms[id];
+    auto found = coll_events.find(id);
+    const std::size_t n = found == coll_events.end() ? 0 : found->second.size();
+    // Agree on the instance count first; a mismatch (only possible after lost
+    // events or an unsupported use) skips this communicator.
+    CollRecord head{};
+    head.max_enter = static_cast<std::int64_t>(n);
+    head.max_enter_rank = 0;
+    head.min_enter = static_cast<std::int64_t>(n);
+    head.min_leave = head.root_enter = head.max_sender_enter = head.root_bytes = 0;
+    head.max_sender_rank = 0;
+    t.allreduce(c, &head, 1);
+    if (head.max_enter != head.min_enter || n == 0) continue;
+
+    const auto& evs = found->second;
+    std::vector<CollRecord> recs(n);
+    std::vector<ScanRecord> scans(n);
+    bool any_scan = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Event& e = w.events[evs[k]];
+      const EventAnnotation& a = st.annot[evs[k]];
+      const RegionDef* rd = defs.region(callpaths.node(a.callpath).region);
+      const CollKind kind = rd != nullptr ? rd->coll : CollKind::None;
+      const bool root = e.peer >= 0 && e.peer == c.my_rank;
+      const bool sends = e.bytes > 0;
+      CollRecord& r = recs[k];
+      r.max_enter = a.enter;
+      r.max_enter_rank = me;
+      r.min_leave = a.leave;
+      r.root_enter = root ? a.enter : INT64_MIN;
+      r.max_sender_enter = sends ? a.enter : INT64_MIN;
+      r.max_sender_rank = sends ? me : INT64_MAX;
+      r.root_bytes = !root ? INT64_MIN
+                     : kind == CollKind::NToOne ? static_cast<std::int64_t>(e.bytes_in())
+                                                : static_cast<std::int64_t>(e.bytes);
+      r.min_enter = a.enter;
+      scans[k] = {sends ? a.enter : INT64_MIN, sends ? me : INT64_MAX};
+      any_scan = any_scan || kind == CollKind::Scan || kind == CollKind::Exscan;
+    }
+    t.allreduce(c, recs.data(), n);
+    if (any_scan) t.scan(c, scans.data(), n);
+    for (std::size_t k = 0; k < n; ++k) {
+      st.links[evs[k]] = static_cast<std::int32_t>(colls.size());
+      colls.push_back({recs[k], scans[k], true});
+    }
+  }
+}
+
+}  // namespace onlinews::analysis

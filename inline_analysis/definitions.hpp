@@ -1,0 +1,90 @@
+// Definitions the analysis needs besides the events: what each region is and
+// which ranks each communicator spans.  Plain data, filled by the runtime (or
+// by unit tests), read by the replay.  Ids are local to one rank; the postpass
+// unifies them across ranks for the output.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onlinews::analysis {
+
+enum class RegionKind : std::uint8_t { Root, User, Mpi, Omp, Tool };
+
+// Which time metric an MPI call's time belongs to.
+enum class MpiGroup : std::uint8_t {
+  None,       // not an MPI call
+  P2P,        // point-to-point calls, Wait*/Test*, probes
+  Collective, // communicating collectives
+  Barrier,    // MPI_Barrier
+  InitExit,   // MPI_Init, MPI_Init_thread, MPI_Finalize
+  CommMgmt,   // communicator, group and topology management
+  Other,      // everything else the wrappers record (RMA, nonblocking collectives, ...)
+};
+
+// How a collective synchronizes, which selects its wait-state pattern.
+enum class CollKind : std::uint8_t {
+  None,
+  Barrier,
+  NxN,       // Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter(_block)
+  OneToN,    // Bcast, Scatter(v): data flows from the root
+  NToOne,    // Reduce, Gather(v): data flows to the root
+  Scan,      // Scan
+  Exscan,    // Exscan
+  Init,      // MPI_Init / MPI_Init_thread pseudo-collective on WORLD
+  Finalize,  // MPI_Finalize pseudo-collective on WORLD
+};
+
+namespace region_attr {
+constexpr std::uint8_t kSendrecv = 1;      // combined send+receive call
+constexpr std::uint8_t kBlockingSend = 2;  // MPI_Send / MPI_Ssend: may be a Late Receiver
+constexpr std::uint8_t kCompletion = 4;    // MPI_Wait* / MPI_Test*
+constexpr std::uint8_t kMultiCompletion = 8;  // Waitall / Waitsome: one wait per call
+}  // namespace region_attr
+
+struct RegionDef {
+  std::string name;
+  RegionKind kind = RegionKind::User;
+  MpiGroup group = MpiGroup::None;
+  CollKind coll = CollKind::None;
+  std::uint8_t attrs = 0;
+  std::string file;
+  int line = 0;
+};
+
+struct CommDef {
+  std::uint64_t gid = 0;          // identical on all members (runtime/comms)
+  int size = 0;
+  int my_rank = -1;               // this process's rank in the communicator
+  std::vector<int> world_ranks;   // member i's rank in MPI_COMM_WORLD
+  bool usable = true;             // false: intercommunicator or unknown (time only)
+  int world_rank_of(int r) const {
+    return (r >= 0 && r < static_cast<int>(world_ranks.size())) ? world_ranks[r] : -1;
+  }
+};
+
+struct Definitions {
+  int world_rank = 0;
+  int world_size = 1;
+  std::vector<RegionDef> regions;  // indexed by region id
+  std::vector<CommDef> comms;      // indexed by local communicator id
+  // Standard-mode sends larger than this are treated as synchronizing (Late
+  // Receiver); per destination: same host or another host.
+  std::uint64_t eager_limit_local = 4096;
+  std::uint64_t eager_limit_remote = 65536;
+  std::vector<int> host_of_rank;   // world rank -> host index (empty: all on one host)
+
+  const RegionDef* region(std::uint32_t id) const {
+    return id < regions.size() ? &regions[id] : nullptr;
+  }
+  const CommDef* comm(std::uint16_t id) const {
+    return id < comms.size() ? &comms[id] : nullptr;
+  }
+  std::uint64_t eager_limit_to(int world_dest) const {
+    if (host_of_rank.empty()) return eager_limit_local;
+    if (world_dest < 0 || world_dest >= static_cast<int>(host_of_rank.size())) return eager_limit_remote;
+    return host_of_rank[world_dest] == host_of_rank[world_rank] ? eager_limit_local : eager_limit_remote;
+  }
+};
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,104 @@
+// Internal state of the Analyzer (not part of the stage interface).
+#pragma once
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "analysis.hpp"
+#include "pattern.hpp"
+#include "records.hpp"
+
+namespace onlinews::analysis {
+
+// A receive that completed in this window, in the form matching needs.
+struct CompletedRecv {
+  std::size_t event = 0;      // index of the Recv / RecvComplete event
+  std::uint64_t post_seq = 0; // posting order: MPI matches in this order
+  std::uint64_t comm_gid = 0;
+  int src = -1;               // actual source, world rank
+  std::int32_t tag = 0;
+  std::int64_t post_enter = 0, post_leave = 0;
+};
+
+struct OpenRecv {  // a receive request posted but not completed yet
+  std::uint64_t post_seq = 0;
+  std::int64_t post_enter = 0, post_leave = 0;
+  std::uint64_t comm_gid = 0;
+  int src = -1;            // requested source (world rank), -1 = any
+  std::int32_t tag = -1;   // requested tag, kAnyTag = any
+};
+struct OpenSend {  // a send request started but not completed yet
+  int dest = -1;
+  std::uint32_t seq = 0;
+  int epoch = -1;
+};
+
+struct Frame {
+  std::uint32_t callpath;
+  std::int64_t enter;
+  std::uint32_t frame;
+  std::size_t enter_index;  // in the current window, or SIZE_MAX if entered earlier
+};
+
+struct LocationState {
+  std::vector<Frame> stack;
+  std::uint32_t next_frame = 1;
+  std::vector<EventAnnotation> annot;  // per event of the current window
+  std::vector<std::int32_t> links;     // per event: index into matched/replies/colls
+};
+
+struct MsgKey {
+  int src;
+  std::uint64_t gid;
+  std::int32_t tag;
+  bool operator<(const MsgKey& o) const {
+    if (src != o.src) return src < o.src;
+    if (gid != o.gid) return gid < o.gid;
+    return tag < o.tag;
+  }
+};
+
+struct Analyzer::Impl {
+  const Definitions& defs;
+  AnalysisOptions options;
+  CallpathTree callpaths;
+  Profile profile;
+  Dispatch dispatch;
+  std::vector<std::unique_ptr<Pattern>> patterns;
+  std::vector<std::string> pattern_names;
+  bool comm_patterns = false;  // any pattern needs messages or collectives
+  int epoch = 0;
+
+  std::vector<LocationState> locs;
+  std::uint64_t next_post_seq = 0;
+  std::unordered_map<std::uint32_t, OpenRecv> open_recvs;
+  std::unordered_map<std::uint32_t, OpenSend> open_sends;
+  std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
+
+  // Per-epoch scratch.
+  std::vector<CompletedRecv> completed;
+  std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
+  std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
+  std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
+  std::vector<SendRecord> matched;
+  std::vector<ReplyRecord> replies;
+  std::vector<CollResult> colls;
+  EpochFacts facts;
+
+  Impl(const Definitions& d, AnalysisOptions o);
+  LocationState& loc(int l) {
+    if (l >= static_cast<int>(locs.size())) locs.resize(static_cast<std::size_t>(l) + 1);
+    return locs[l];
+  }
+  // replay.cpp
+  void annotate(LocationWindow& w);
+  void walk(Phase ph, std::vector<LocationWindow>& windows);
+  // matching.cpp
+  void collect_messages(const LocationWindow& w);
+  void exchange_and_match(const LocationWindow& w, Transport& t);
+  void exchange_replies(const LocationWindow& w, Transport& t);
+  // collectives.cpp
+  void reduce_collectives(const LocationWindow& w, Transport& t);
+};
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,47 @@
+// Typed findings that patterns publish and other patterns subscribe to
+// (Late Sender -> Wrong Order, Late Receiver; later: delay costs, critical
+// path).  A finding carries everything a subscriber needs; there is no shared
+// blackboard.
+#pragma once
+#include <cstdint>
+
+namespace onlinews::analysis {
+
+enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveWait, kCount };
+constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
+
+// A receive (or a Wait* completing receives) waited for a send that started late.
+struct LateSenderFinding {
+  static constexpr FindingKind kKind = FindingKind::LateSender;
+  int location = 0;
+  std::uint32_t callpath = 0;    // the receiving call
+  std::uint32_t frame = 0;       // call instance (see ReplayContext::frame)
+  double wait = 0;               // seconds
+  int sender = -1;               // world rank of the late sender
+  std::int64_t send_enter = 0;   // ns, the late send's enter
+  std::uint64_t bytes = 0;       // message size of the late message
+};
+
+// A synchronizing send waited for its receive to be posted.
+struct LateReceiverFinding {
+  static constexpr FindingKind kKind = FindingKind::LateReceiver;
+  int location = 0;
+  std::uint32_t callpath = 0;
+  std::uint32_t frame = 0;
+  double wait = 0;
+  int receiver = -1;
+  std::uint64_t bytes = 0;
+};
+
+// A rank waited in a collective (barrier, N x N, broadcast, reduce, scan,
+// init/finalize).  `metric` is the wait-state metric index.
+struct CollectiveWaitFinding {
+  static constexpr FindingKind kKind = FindingKind::CollectiveWait;
+  int location = 0;
+  std::uint32_t callpath = 0;
+  int metric = 0;
+  double wait = 0;
+  int cause = -1;  // world rank the wait is attributed to (latest / root)
+};
+
+}  // namespace onlinews::analysis

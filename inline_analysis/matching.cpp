@@ -1,0 +1,208 @@
+// Message matching without message-by-message replay (DESIGN.md §5): every
+// rank sends, in one parcel per peer and epoch, the records of all its sends
+// to that peer; receivers match them locally by MPI's rules (FIFO per source,
+// communicator and tag, in the order receives were *posted*).  Records whose
+// receive lies in a later epoch wait in `pending`.  The receivers' replies
+// (posting times, Late Sender amounts) travel back the same way.
+#include <algorithm>
+#include <cstring>
+
+#include "engine.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+template <class T>
+std::vector<std::byte> to_bytes(const std::vector<T>& v) {
+  std::vector<std::byte> b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+template <class T>
+std::vector<T> from_bytes(const std::vector<std::byte>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+void Analyzer::Impl::collect_messages(const LocationWindow& w) {
+  const LocationState& st = loc(w.location);
+  const int me = defs.world_rank;
+  for (std::size_t i = 0; i < w.events.size(); ++i) {
+    const Event& e = w.events[i];
+    const EventAnnotation& a = st.annot[i];
+    if (a.callpath == kNoCallpath) continue;
+    const CommDef* c = (e.kind == EventKind::Enter || e.kind == EventKind::Leave) ? nullptr : defs.comm(e.comm);
+    switch (e.kind) {
+      case EventKind::Send:
+      case EventKind::SendRequest: {
+        if (c == nullptr || !c->usable) break;
+        const int dest = c->world_rank_of(e.peer);
+        if (dest < 0) break;
+        SendRecord r;
+        r.comm_gid = c->gid;
+        r.enter = a.enter;
+        r.bytes = e.bytes;
+        r.tag = e.tag;
+        r.src = me;
+        auto& list = outgoing[dest];
+        r.seq = static_cast<std::uint32_t>(list.size());
+        r.epoch = static_cast<std::uint32_t>(epoch);
+        r.callpath = a.callpath;
+        const bool standard = (e.flags & (evflag::kBuffered | evflag::kReady)) == 0;
+        if ((e.flags & evflag::kSynchronous) != 0 || (standard && e.bytes > defs.eager_limit_to(dest))) {
+          r.flags |= sendflag::kSynchronous;
+        }
+        const RegionDef* rd = defs.region(callpaths.node(a.callpath).region);
+        if (e.kind == EventKind::Send && rd != nullptr && (rd->attrs & region_attr::kBlockingSend) != 0) {
+          r.flags |= sendflag::kBlocking;
+        }
+        list.push_back(r);
+        if (e.kind == EventKind::Send) {
+          send_refs.push_back({i, {dest, r.seq}});
+        } else {
+          open_sends[e.request] = {dest, r.seq, epoch};
+        }
+        break;
+      }
+      case EventKind::SendComplete: {
+        auto it = open_sends.find(e.request);
+        if (it == open_sends.end()) break;
+        if (it->second.epoch == epoch) send_refs.push_back({i, {it->second.dest, it->second.seq}});
+        open_sends.erase(it);
+        break;
+      }
+      case EventKind::Recv: {
+        if (c == nullptr || !c->usable) break;
+        completed.push_back({i, next_post_seq++, c->gid, c->world_rank_of(e.peer), e.tag, a.enter, a.leave});
+        break;
+      }
+      case EventKind::RecvRequest: {
+        if (c == nullptr || !c->usable) break;
+        const int src = e.peer == kAnySource ? -1 : c->world_rank_of(e.peer);
+        open_recvs[e.request] = {next_post_seq++, a.enter, a.leave, c->gid, src, e.tag};
+        break;
+      }
+      case EventKind::RecvComplete: {
+        auto it = open_recvs.find(e.request);
+        if (it == open_recvs.end()) {
+          if ((e.flags & evflag::kCancelled) == 0) ++facts.unmatched_receives;
+          break;
+        }
+        const OpenRecv o = it->second;
+        open_recvs.erase(it);
+        if ((e.flags & evflag::kCancelled) != 0 || c == nullptr || !c->usable) break;
+        completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave});
+        break;
+      }
+      case EventKind::CollectiveEnd:
+        coll_events[e.comm].push_back(i);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
+  const int me = defs.world_rank;
+  std::vector<Parcel> out, in;
+  for (auto& [dest, list] : outgoing) {
+    if (dest == me) {
+      for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
+    } else {
+      out.push_back({dest, to_bytes(list)});
+    }
+  }
+  t.exchange(out, in);
+  for (const auto& p : in) {
+    for (const auto& r : from_bytes<SendRecord>(p.data)) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
+  }
+  if (facts.comm_analysis_skipped) {
+    // Alignment is lost: start afresh after this window (documented).
+    for (const auto& [key, q] : pending) facts.unmatched_receives += q.size();
+    pending.clear();
+    open_recvs.clear();
+    open_sends.clear();
+    return;
+  }
+  std::sort(completed.begin(), completed.end(),
+            [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; });
+  LocationState& st = loc(w.location);
+  for (const CompletedRecv& cr : completed) {
+    auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
+    // A receive request that was posted earlier, is still open and names
+    // exactly this envelope will take the oldest message first (MPI's
+    // non-overtaking rule), so leave that many messages for it.
+    std::size_t reserved = 0;
+    for (const auto& [req, o] : open_recvs) {
+      if (o.post_seq < cr.post_seq && o.comm_gid == cr.comm_gid && o.src == cr.src && o.tag == cr.tag) ++reserved;
+    }
+    if (it == pending.end() || it->second.size() <= reserved) {
+      ++facts.unmatched_receives;
+      continue;
+    }
+    auto& q = it->second;
+    const SendRecord r = q[reserved];
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(reserved));
+    if (q.empty()) pending.erase(it);
+    if (r.epoch != static_cast<std::uint32_t>(epoch)) ++facts.cross_epoch_messages;
+    st.links[cr.event] = static_cast<std::int32_t>(matched.size());
+    matched.push_back(r);
+  }
+}
+
+void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
+  const int me = defs.world_rank;
+  LocationState& st = loc(w.location);
+  std::map<int, std::vector<ReplyRecord>> back;
+  for (const CompletedRecv& cr : completed) {
+    const std::int32_t l = st.links[cr.event];
+    if (l < 0 || facts.comm_analysis_skipped) continue;
+    const SendRecord& s = matched[l];
+    if (s.epoch != static_cast<std::uint32_t>(epoch)) continue;  // the sender's epoch is over
+    const EventAnnotation& a = st.annot[cr.event];
+    ReplyRecord r;
+    r.seq = s.seq;
+    r.receiver = me;
+    r.bytes = s.bytes;
+    r.flags = s.flags;
+    r.post_enter = cr.post_enter;
+    r.post_leave = cr.post_leave;
+    const bool by_test = (w.events[cr.event].flags & evflag::kByTest) != 0;
+    if (!by_test && s.enter > a.enter) r.ls_wait = secs(std::min(s.enter, a.leave) - a.enter);
+    back[s.src].push_back(r);
+  }
+  std::vector<Parcel> out, in;
+  std::map<int, std::vector<ReplyRecord>> got;
+  for (auto& [src, list] : back) {
+    if (src == me) {
+      got[me] = list;
+    } else {
+      out.push_back({src, to_bytes(list)});
+    }
+  }
+  t.exchange(out, in);
+  for (const auto& p : in) got[p.peer] = from_bytes<ReplyRecord>(p.data);
+  // Link each send (or send completion) to its reply.  Sequence numbers are
+  // dense per destination and epoch, so index the replies by them.
+  std::map<int, std::vector<std::int32_t>> by_seq;
+  for (auto& [src, list] : got) {
+    auto& idx = by_seq[src];
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::uint32_t q = list[k].seq;
+      if (q >= idx.size()) idx.resize(q + 1, -1);
+      idx[q] = static_cast<std::int32_t>(k);
+    }
+  }
+  for (const auto& [event, ref] : send_refs) {
+    auto g = by_seq.find(ref.first);
+    if (g == by_seq.end() || ref.second >= g->second.size() || g->second[ref.second] < 0) continue;
+    st.links[event] = static_cast<std::int32_t>(replies.size());
+    replies.push_back(got[ref.first][static_cast<std::size_t>(g->second[ref.second])]);
+  }
+}
+
+}  // namespace onlinews::analysis

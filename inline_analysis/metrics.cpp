@@ -1,0 +1,53 @@
+#include "metrics.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace onlinews::analysis {
+namespace {
+
+// Parent indices are resolved from the names at static-init time; the
+// X-macro lists parents before children, so a forward scan suffices.
+constexpr int kNone = -1;
+enum ParentName : int {
+#define ONLINEWS_METRIC(id, parent, unit, display, desc) pn_##id,
+#include "metrics.def"
+#undef ONLINEWS_METRIC
+};
+constexpr int pn_none = kNone;
+
+const MetricInfo kInfos[] = {
+#define ONLINEWS_METRIC(id, parent, unit, display, desc) {#id, pn_##parent, unit, display, desc},
+#include "metrics.def"
+#undef ONLINEWS_METRIC
+};
+static_assert(sizeof(kInfos) / sizeof(kInfos[0]) == kMetricCount, "catalogue size");
+
+}  // namespace
+
+const MetricInfo& metric_info(Metric m) { return kInfos[idx(m)]; }
+const MetricInfo& metric_info(int index) { return kInfos[index]; }
+
+int metric_index(std::string_view name) {
+  for (int i = 0; i < kMetricCount; ++i) {
+    if (name == kInfos[i].name) return i;
+  }
+  return -1;
+}
+
+bool metric_is_time(int index) { return std::strcmp(kInfos[index].unit, "sec") == 0; }
+
+void to_exclusive(double* values, std::size_t stride) {
+  // Subtract every child's inclusive value from its parent; read the
+  // children from a copy because parents are children of their own parents.
+  std::vector<double> incl(values, values + static_cast<std::size_t>(kMetricCount) * stride);
+  for (int m = 0; m < kMetricCount; ++m) {
+    const int p = kInfos[m].parent;
+    if (p < 0) continue;
+    for (std::size_t k = 0; k < stride; ++k) {
+      values[static_cast<std::size_t>(p) * stride + k] -= incl[static_cast<std::size_t>(m) * stride + k];
+    }
+  }
+}
+
+}  // namespace onlinews::analysis

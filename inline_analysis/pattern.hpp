@@ -1,0 +1,184 @@
+// Pattern interface, the flat dispatch table and the replay context that
+// handlers receive (DESIGN.md §5).  One pattern per file in patterns/, one
+// registration line each in patterns/pattern_table.cpp.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "callpaths.hpp"
+#include "definitions.hpp"
+#include "findings.hpp"
+#include "metrics.hpp"
+#include "profile.hpp"
+#include "records.hpp"
+#include "runtime/event.hpp"
+
+namespace onlinews::analysis {
+
+class ReplayContext;
+
+enum class Phase : std::uint8_t { Forward = 0, Backward = 1 };
+
+// Handlers are stored per (phase, event kind) and per finding kind; the replay
+// walks the window once per phase and calls exactly the subscribed handlers.
+class Dispatch {
+ public:
+  using EventHandler = std::function<void(const Event&, ReplayContext&)>;
+  using FindingHandler = std::function<void(const void*, ReplayContext&)>;
+
+  void on_event(Phase ph, EventKind k, EventHandler h) {
+    events_[static_cast<int>(ph)][static_cast<int>(k)].push_back(std::move(h));
+  }
+  template <class P>
+  void on_event(Phase ph, EventKind k, P* self, void (P::*fn)(const Event&, ReplayContext&)) {
+    on_event(ph, k, [self, fn](const Event& e, ReplayContext& c) { (self->*fn)(e, c); });
+  }
+  template <class F, class P>
+  void on_finding(P* self, void (P::*fn)(const F&, ReplayContext&)) {
+    findings_[static_cast<int>(F::kKind)].push_back(
+        [self, fn](const void* f, ReplayContext& c) { (self->*fn)(*static_cast<const F*>(f), c); });
+  }
+
+  const std::vector<EventHandler>& handlers(Phase ph, EventKind k) const {
+    return events_[static_cast<int>(ph)][static_cast<int>(k)];
+  }
+  const std::vector<FindingHandler>& finding_handlers(FindingKind k) const {
+    return findings_[static_cast<int>(k)];
+  }
+  bool any(Phase ph) const {
+    for (const auto& v : events_[static_cast<int>(ph)]) {
+      if (!v.empty()) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::array<std::array<std::vector<EventHandler>, kEventKindCount>, 2> events_;
+  std::array<std::vector<FindingHandler>, kFindingKindCount> findings_;
+};
+
+class Pattern {
+ public:
+  virtual ~Pattern() = default;
+  virtual void subscribe(Dispatch& d) = 0;
+  // Called once per epoch after both walks (e.g. to flush per-epoch state).
+  virtual void on_epoch_end(ReplayContext&) {}
+};
+
+struct PatternEntry {
+  const char* name;   // selects it in ONLINEWS_ANALYSES
+  const char* group;  // "time", "p2p" or "collective"
+  std::unique_ptr<Pattern> (*make)();
+};
+// The registration table (patterns/pattern_table.cpp).
+const std::vector<PatternEntry>& pattern_table();
+
+// Per-event annotations computed before the walks.
+struct EventAnnotation {
+  std::int64_t enter = 0;   // ns: enter of the enclosing region (for Enter: of itself)
+  std::int64_t leave = 0;   // ns: its leave, kOpen if not left in this window
+  std::uint32_t callpath = kNoCallpath;  // enclosing region's call path
+  std::uint32_t frame = 0;  // per-location sequence number of the enclosing region instance
+};
+constexpr std::int64_t kOpen = INT64_MAX;
+
+// Everything a handler may look at while the replay stands on one event.
+class ReplayContext {
+ public:
+  struct Sources {
+    const Definitions* defs = nullptr;
+    const CallpathTree* callpaths = nullptr;
+    Profile* profile = nullptr;
+    const Dispatch* dispatch = nullptr;
+    int epoch = 0;
+    int world_rank = 0;
+  };
+  explicit ReplayContext(const Sources& s) : s_(s) {}
+
+  // Position.
+  void set_location(int loc, const std::vector<Event>* events,
+                    const std::vector<EventAnnotation>* annot, const std::vector<std::int32_t>* links) {
+    location_ = loc;
+    events_ = events;
+    annot_ = annot;
+    links_ = links;
+  }
+  void set_index(std::size_t i) { index_ = i; }
+  void set_remote(const std::vector<SendRecord>* matched, const std::vector<ReplyRecord>* replies,
+                  const std::vector<CollResult>* colls) {
+    matched_ = matched;
+    replies_ = replies;
+    colls_ = colls;
+  }
+
+  int location() const { return location_; }
+  int world_rank() const { return s_.world_rank; }
+  int epoch() const { return s_.epoch; }
+  std::size_t index() const { return index_; }
+  const Event& event() const { return (*events_)[index_]; }
+  const Event& event_at(std::size_t i) const { return (*events_)[i]; }
+  std::size_t window_size() const { return events_->size(); }
+  std::uint32_t callpath() const { return (*annot_)[index_].callpath; }
+  std::uint32_t frame() const { return (*annot_)[index_].frame; }
+  std::int64_t region_enter() const { return (*annot_)[index_].enter; }
+  std::int64_t region_leave() const { return (*annot_)[index_].leave; }
+  const RegionDef* region() const;  // the enclosing region
+  const Definitions& defs() const { return *s_.defs; }
+  const CallpathTree& callpaths() const { return *s_.callpaths; }
+
+  // Remote data for the current event, nullptr when there is none.
+  // Recv / RecvComplete: the matched send.
+  const SendRecord* matched_send() const {
+    const EventKind k = event().kind;
+    return (k == EventKind::Recv || k == EventKind::RecvComplete) ? link_into(matched_) : nullptr;
+  }
+  // Send / SendComplete: the receiver's reply (only after the reply exchange).
+  const ReplyRecord* reply() const {
+    const EventKind k = event().kind;
+    return (k == EventKind::Send || k == EventKind::SendComplete) ? link_into(replies_) : nullptr;
+  }
+  // CollectiveEnd: the reduced instance.
+  const CollResult* collective() const {
+    return event().kind == EventKind::CollectiveEnd ? link_into(colls_) : nullptr;
+  }
+
+  // Results.  add() charges one metric; add_inclusive() also charges every
+  // ancestor in the metric tree (for measured categories and counts, whose
+  // parents are their sums).
+  void add(Metric m, double v) { s_.profile->add(location_, callpath(), m, v); }
+  void add_at(Metric m, int location, std::uint32_t cp, double v) { s_.profile->add(location, cp, m, v); }
+  void add_inclusive(Metric m, double v) { add_inclusive_at(m, location_, callpath(), v); }
+  void add_inclusive_at(Metric m, int location, std::uint32_t cp, double v) {
+    for (int i = idx(m); i >= 0; i = metric_info(i).parent) s_.profile->add(location, cp, static_cast<Metric>(i), v);
+  }
+  template <class F>
+  void publish(const F& finding) {
+    for (const auto& h : s_.dispatch->finding_handlers(F::kKind)) h(&finding, *this);
+  }
+
+ private:
+  template <class T>
+  const T* link_into(const std::vector<T>* v) const {
+    if (v == nullptr || links_ == nullptr || index_ >= links_->size()) return nullptr;
+    const std::int32_t l = (*links_)[index_];
+    return (l >= 0 && static_cast<std::size_t>(l) < v->size()) ? &(*v)[l] : nullptr;
+  }
+
+  Sources s_;
+  int location_ = 0;
+  std::size_t index_ = 0;
+  const std::vector<Event>* events_ = nullptr;
+  const std::vector<EventAnnotation>* annot_ = nullptr;
+  const std::vector<std::int32_t>* links_ = nullptr;
+  const std::vector<SendRecord>* matched_ = nullptr;
+  const std::vector<ReplyRecord>* replies_ = nullptr;
+  const std::vector<CollResult>* colls_ = nullptr;
+};
+
+// Seconds from nanoseconds.
+inline double secs(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,77 @@
+// mpi_latereceiver (backward replay): a synchronizing send waits for its
+// receive to be posted.  A send synchronizes when it is synchronous-mode, or
+// standard-mode and larger than the eager limit to its destination
+// (docs/analyses.md).  The waiting call is the blocking MPI_Send/MPI_Ssend or
+// the Wait* completing the send request:
+//   wait = receive-post enter - completing call's enter,
+// if the call was still running when the receive was posted.  A Waitall or
+// Waitsome counts once, with its largest wait, and not at all if it was
+// already a Late Sender (the receive side explains that call's time).
+#include <set>
+
+#include "../pattern.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+class LateReceiver final : public Pattern {
+ public:
+  void subscribe(Dispatch& d) override {
+    d.on_finding<LateSenderFinding>(this, &LateReceiver::on_late_sender);
+    d.on_event(Phase::Backward, EventKind::Send, this, &LateReceiver::on_send);
+    d.on_event(Phase::Backward, EventKind::SendComplete, this, &LateReceiver::on_send);
+    d.on_event(Phase::Backward, EventKind::Enter, this, &LateReceiver::on_enter);
+  }
+  void on_epoch_end(ReplayContext&) override { late_sender_calls_.clear(); }
+
+ private:
+  static std::uint64_t key(int location, std::uint32_t frame) {
+    return (static_cast<std::uint64_t>(location) << 32) | frame;
+  }
+  void on_late_sender(const LateSenderFinding& f, ReplayContext&) {
+    late_sender_calls_.insert(key(f.location, f.frame));
+  }
+  void on_send(const Event& e, ReplayContext& ctx) {
+    const ReplyRecord* r = ctx.reply();
+    if (r == nullptr || (r->flags & sendflag::kSynchronous) == 0) return;
+    if (e.kind == EventKind::Send && (r->flags & sendflag::kBlocking) == 0) return;
+    if ((e.flags & evflag::kByTest) != 0) return;
+    const RegionDef* reg = ctx.region();
+    if (reg == nullptr) return;
+    const bool multi = (reg->attrs & region_attr::kMultiCompletion) != 0;
+    if (multi && late_sender_calls_.count(key(ctx.location(), ctx.frame())) != 0) return;
+    const std::int64_t enter = ctx.region_enter(), leave = ctx.region_leave();
+    if (leave == kOpen || leave <= r->post_enter || r->post_enter <= enter) return;
+    const double w = secs(r->post_enter - enter);
+    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) cur_ = Current{};
+    if (w > cur_.finding.wait) {
+      cur_.valid = true;
+      cur_.location = ctx.location();
+      cur_.frame = ctx.frame();
+      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes};
+    }
+  }
+  // Walking backward, a call's Enter comes after all its events.
+  void on_enter(const Event&, ReplayContext& ctx) {
+    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) return;
+    const LateReceiverFinding& f = cur_.finding;
+    ctx.add(Metric::mpi_latereceiver, f.wait);
+    ctx.add(f.bytes == 0 ? Metric::mpi_slr_count : Metric::mpi_clr_count, 1.0);
+    ctx.publish(f);
+    cur_ = Current{};
+  }
+
+  std::set<std::uint64_t> late_sender_calls_;
+  struct Current {
+    bool valid = false;
+    int location = -1;
+    std::uint32_t frame = 0;
+    LateReceiverFinding finding{};
+  } cur_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pattern> make_late_receiver() { return std::make_unique<LateReceiver>(); }
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,56 @@
+// mpi_latesender: a receive waits for a send that starts late.
+//   wait = min(send enter, receiving call's leave) - receiving call's enter
+// for blocking receives, Sendrecv and Wait*-completed receives; receives
+// completed by Test* are not waits.  A call completing several receives
+// (Waitall, Waitsome) counts once, with its largest wait.
+#include "../pattern.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+class LateSender final : public Pattern {
+ public:
+  void subscribe(Dispatch& d) override {
+    d.on_event(Phase::Forward, EventKind::Recv, this, &LateSender::on_receive);
+    d.on_event(Phase::Forward, EventKind::RecvComplete, this, &LateSender::on_receive);
+    d.on_event(Phase::Forward, EventKind::Leave, this, &LateSender::on_leave);
+  }
+
+ private:
+  void on_receive(const Event& e, ReplayContext& ctx) {
+    if ((e.flags & evflag::kByTest) != 0) return;
+    const SendRecord* s = ctx.matched_send();
+    if (s == nullptr || ctx.region_leave() == kOpen || s->enter <= ctx.region_enter()) return;
+    const double w = secs(std::min(s->enter, ctx.region_leave()) - ctx.region_enter());
+    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) {
+      cur_ = Current{};
+    }
+    if (w > cur_.finding.wait) {
+      cur_.valid = true;
+      cur_.location = ctx.location();
+      cur_.frame = ctx.frame();
+      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, s->src, s->enter, s->bytes};
+    }
+  }
+  void on_leave(const Event&, ReplayContext& ctx) {
+    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) return;
+    const LateSenderFinding& f = cur_.finding;
+    ctx.add(Metric::mpi_latesender, f.wait);
+    ctx.add(f.bytes == 0 ? Metric::mpi_sls_count : Metric::mpi_cls_count, 1.0);
+    ctx.publish(f);
+    cur_ = Current{};
+  }
+
+  struct Current {
+    bool valid = false;
+    int location = -1;
+    std::uint32_t frame = 0;
+    LateSenderFinding finding{};
+  } cur_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pattern> make_late_sender() { return std::make_unique<LateSender>(); }
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,39 @@
+// The pattern registry: one line per pattern.  Order matters only where a
+// pattern subscribes to another's findings within the same event (Wrong Order
+// checks a receive before Late Sender publishes at the call's Leave).
+#include "../pattern.hpp"
+
+namespace onlinews::analysis {
+
+std::unique_ptr<Pattern> make_time_visits();
+std::unique_ptr<Pattern> make_late_sender();
+std::unique_ptr<Pattern> make_wrong_order();
+std::unique_ptr<Pattern> make_late_receiver();
+std::unique_ptr<Pattern> make_message_counts();
+std::unique_ptr<Pattern> make_barrier();
+std::unique_ptr<Pattern> make_wait_nxn();
+std::unique_ptr<Pattern> make_late_broadcast();
+std::unique_ptr<Pattern> make_early_reduce();
+std::unique_ptr<Pattern> make_early_scan();
+std::unique_ptr<Pattern> make_init_finalize();
+std::unique_ptr<Pattern> make_collective_counts();
+
+const std::vector<PatternEntry>& pattern_table() {
+  static const std::vector<PatternEntry> table = {
+      {"time", "time", make_time_visits},
+      {"mpi_latesender", "p2p", make_late_sender},
+      {"mpi_latesender_wo", "p2p", make_wrong_order},
+      {"mpi_latereceiver", "p2p", make_late_receiver},
+      {"p2p_counts", "p2p", make_message_counts},
+      {"mpi_barrier_wait", "collective", make_barrier},
+      {"mpi_wait_nxn", "collective", make_wait_nxn},
+      {"mpi_latebroadcast", "collective", make_late_broadcast},
+      {"mpi_earlyreduce", "collective", make_early_reduce},
+      {"mpi_earlyscan", "collective", make_early_scan},
+      {"mpi_init_finalize", "collective", make_init_finalize},
+      {"collective_counts", "collective", make_collective_counts},
+  };
+  return table;
+}
+
+}  // namespace onlinews::analysis

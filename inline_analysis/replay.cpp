@@ -1,0 +1,158 @@
+// The epoch replay: annotate each location's window (call paths, region
+// bounds), exchange and match messages, reduce collectives, then walk the
+// window forward and backward, dispatching events to the patterns.
+#include <algorithm>
+#include <cstring>
+
+#include "engine.hpp"
+
+namespace onlinews::analysis {
+
+const RegionDef* ReplayContext::region() const {
+  const std::uint32_t cp = callpath();
+  if (cp == kNoCallpath || cp >= s_.callpaths->size()) return nullptr;
+  return s_.defs->region(s_.callpaths->node(cp).region);
+}
+
+bool selected(const std::vector<std::string>& selection, const char* name, const char* group) {
+  if (std::strcmp(group, "time") == 0) return true;
+  for (const auto& s : selection) {
+    if (s == "all" || s == name || s == group) return true;
+  }
+  return false;
+}
+
+Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options(std::move(o)) {
+  for (const auto& entry : pattern_table()) {
+    if (!selected(options.selection, entry.name, entry.group)) continue;
+    patterns.push_back(entry.make());
+    patterns.back()->subscribe(dispatch);
+    pattern_names.emplace_back(entry.name);
+    if (std::strcmp(entry.group, "time") != 0) comm_patterns = true;
+  }
+}
+
+Analyzer::Analyzer(const Definitions& defs, AnalysisOptions options)
+    : impl_(std::make_unique<Impl>(defs, std::move(options))) {}
+Analyzer::~Analyzer() = default;
+
+const CallpathTree& Analyzer::callpaths() const { return impl_->callpaths; }
+const Profile& Analyzer::profile() const { return impl_->profile; }
+int Analyzer::epochs() const { return impl_->epoch; }
+std::vector<std::string> Analyzer::active_patterns() const { return impl_->pattern_names; }
+
+void Analyzer::Impl::annotate(LocationWindow& w) {
+  LocationState& st = loc(w.location);
+  profile.ensure_location(w.location);
+  const std::size_t n = w.events.size();
+  st.annot.assign(n, EventAnnotation{});
+  st.links.assign(n, -1);
+  // Forward: call paths, enter times and frames from the persistent stack.
+  for (std::size_t i = 0; i < n; ++i) {
+    const Event& e = w.events[i];
+    const auto t = static_cast<std::int64_t>(e.time);
+    EventAnnotation& a = st.annot[i];
+    if (e.kind == EventKind::Enter) {
+      const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
+      const std::uint32_t cp = callpaths.child(parent, e.region());
+      st.stack.push_back({cp, t, st.next_frame++, i});
+      a = {t, kOpen, cp, st.stack.back().frame};
+    } else if (!st.stack.empty()) {
+      const Frame& f = st.stack.back();
+      a = {f.enter, kOpen, f.callpath, f.frame};
+      if (e.kind == EventKind::Leave) st.stack.pop_back();
+    } else {
+      a = {t, kOpen, kNoCallpath, 0};  // unbalanced Leave: ignored by the patterns
+    }
+  }
+  // Backward: each event learns when its enclosing region is left.
+  std::vector<std::int64_t> leaves;
+  for (std::size_t i = n; i-- > 0;) {
+    const Event& e = w.events[i];
+    EventAnnotation& a = st.annot[i];
+    if (e.kind == EventKind::Leave) {
+      leaves.push_back(static_cast<std::int64_t>(e.time));
+      a.leave = leaves.back();
+    } else {
+      a.leave = leaves.empty() ? kOpen : leaves.back();
+      if (e.kind == EventKind::Enter && !leaves.empty()) leaves.pop_back();
+    }
+  }
+}
+
+void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
+  if (!dispatch.any(ph)) return;
+  ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
+  ReplayContext ctx(src);
+  ctx.set_remote(&matched, &replies, &colls);
+  for (auto& w : windows) {
+    LocationState& st = loc(w.location);
+    ctx.set_location(w.location, &w.events, &st.annot, &st.links);
+    const std::size_t n = w.events.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = ph == Phase::Forward ? k : n - 1 - k;
+      const Event& e = w.events[i];
+      if (st.annot[i].callpath == kNoCallpath) continue;
+      ctx.set_index(i);
+      for (const auto& h : dispatch.handlers(ph, e.kind)) h(e, ctx);
+    }
+  }
+}
+
+EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
+  Impl& m = *impl_;
+  m.facts = EpochFacts{};
+  m.facts.index = m.epoch;
+  m.profile.reset_epoch();
+  m.matched.clear();
+  m.replies.clear();
+  m.colls.clear();
+  m.completed.clear();
+  m.outgoing.clear();
+  m.send_refs.clear();
+  m.coll_events.clear();
+
+  std::sort(windows.begin(), windows.end(),
+            [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
+  bool first = true;
+  LocationWindow* mpi = nullptr;
+  for (auto& w : windows) {
+    m.annotate(w);
+    m.facts.events += w.events.size();
+    m.facts.dropped_events += w.dropped;
+    if (!w.events.empty()) {
+      const auto b = static_cast<std::int64_t>(w.events.front().time);
+      const auto e = static_cast<std::int64_t>(w.events.back().time);
+      m.facts.t_begin = first ? b : std::min(m.facts.t_begin, b);
+      m.facts.t_end = first ? e : std::max(m.facts.t_end, e);
+      first = false;
+    }
+    if (w.location == m.options.mpi_location) mpi = &w;
+  }
+  LocationWindow empty;
+  empty.location = m.options.mpi_location;
+  if (mpi == nullptr) mpi = &empty;
+
+  if (m.comm_patterns) {
+    m.collect_messages(*mpi);
+    // A lost communication event on any rank breaks message and collective
+    // alignment for this window: agree on it and analyze time only.
+    double lost = mpi->dropped > 0 ? 1.0 : 0.0;
+    transport.allreduce_max(&lost, 1);
+    m.facts.comm_analysis_skipped = lost > 0;
+    m.exchange_and_match(*mpi, transport);
+    if (!m.facts.comm_analysis_skipped) m.reduce_collectives(*mpi, transport);
+  }
+  m.walk(Phase::Forward, windows);
+  if (m.comm_patterns) m.exchange_replies(*mpi, transport);
+  m.walk(Phase::Backward, windows);
+  {
+    ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
+    ReplayContext ctx(src);
+    for (auto& p : m.patterns) p->on_epoch_end(ctx);
+  }
+  ++m.epoch;
+  return m.facts;
+}
+
+}  // namespace onlinews::analysis

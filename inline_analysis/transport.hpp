@@ -1,0 +1,61 @@
+// What the replay needs from the outside world to talk to the other ranks.
+// The MPI implementation (runtime/mpi_transport) uses the tool's duplicated
+// communicators; LocalTransport runs several virtual ranks as threads of one
+// process for unit tests.  All calls are collective over the ranks named.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "definitions.hpp"
+
+namespace onlinews::analysis {
+
+// One point-to-point payload of the sparse exchange.
+struct Parcel {
+  int peer = -1;  // world rank: destination when sending, source when received
+  std::vector<std::byte> data;
+};
+
+// Per collective instance, reduced over the communicator's members
+// (collectives.cpp fills and interprets it).  Times in ns; "none" = INT64_MIN
+// for maxima, INT64_MAX for minima.
+struct CollRecord {
+  std::int64_t max_enter;         // latest enter
+  std::int64_t max_enter_rank;    // world rank of the latest to enter (lowest on ties)
+  std::int64_t min_leave;         // earliest leave
+  std::int64_t root_enter;        // the root's enter (max over: root contributes, others none)
+  std::int64_t max_sender_enter;  // latest enter among ranks that send data
+  std::int64_t max_sender_rank;   // its world rank
+  std::int64_t root_bytes;        // root's bytes out (1-to-N) or in (N-to-1)
+  std::int64_t min_enter;         // earliest enter
+};
+void combine(CollRecord& into, const CollRecord& other);
+
+// Element of the prefix maximum used by Scan/Exscan.
+struct ScanRecord {
+  std::int64_t max_enter;  // latest enter among ranks <= me that send data
+  std::int64_t rank;       // its world rank
+};
+void combine(ScanRecord& into, const ScanRecord& other);
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;  // in MPI_COMM_WORLD
+  virtual int size() const = 0;
+
+  // Sparse personalized exchange over all ranks: every parcel in `out` goes to
+  // its peer; `in` receives the parcels addressed to this rank, each with
+  // its source in `peer`, ordered by source rank.
+  virtual void exchange(const std::vector<Parcel>& out, std::vector<Parcel>& in) = 0;
+
+  // Element-wise reduction of `n` records over the members of `comm`.
+  virtual void allreduce(const CommDef& comm, CollRecord* inout, std::size_t n) = 0;
+  // Inclusive prefix reduction (by rank in `comm`) of `n` records.
+  virtual void scan(const CommDef& comm, ScanRecord* inout, std::size_t n) = 0;
+  // Element-wise maximum of `n` values over all ranks.
+  virtual void allreduce_max(double* inout, std::size_t n) = 0;
+};
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,273 @@
+#include "h5output.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace onlinews::io {
+namespace {
+
+// Silences HDF5's own error stack printing for the duration of a scope: we
+// report failures ourselves, once.
+struct QuietH5 {
+  H5E_auto2_t fn = nullptr;
+  void* data = nullptr;
+  QuietH5() {
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietH5() { H5Eset_auto2(H5E_DEFAULT, fn, data); }
+};
+
+hid_t vlen_string() {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+void string_attr(hid_t obj, const char* name, const std::string& value) {
+  hid_t t = vlen_string();
+  hid_t sp = H5Screate(H5S_SCALAR);
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  const char* p = value.c_str();
+  H5Awrite(a, t, &p);
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+}
+
+template <class T>
+void number_attr(hid_t obj, const char* name, hid_t type, T value) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+  hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, type, &value);
+  H5Aclose(a);
+  H5Sclose(sp);
+}
+
+hid_t epoch_row_type() {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
+  H5Tinsert(t, "index", HOFFSET(EpochRow, index), H5T_NATIVE_INT64);
+  H5Tinsert(t, "t_begin", HOFFSET(EpochRow, t_begin), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "t_end", HOFFSET(EpochRow, t_end), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "events", HOFFSET(EpochRow, events), H5T_NATIVE_INT64);
+  H5Tinsert(t, "analysis_seconds", HOFFSET(EpochRow, analysis_seconds), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "cross_epoch_messages", HOFFSET(EpochRow, cross_epoch_messages), H5T_NATIVE_INT64);
+  H5Tinsert(t, "dropped_events", HOFFSET(EpochRow, dropped_events), H5T_NATIVE_INT64);
+  return t;
+}
+
+// Writes a 1-D compound table from rows of a plain struct with char* fields.
+bool write_table(hid_t group, const char* name, hid_t type, const void* rows, hsize_t n) {
+  hsize_t dims[1] = {n};
+  hid_t sp = H5Screate_simple(1, dims, nullptr);
+  hid_t d = H5Dcreate2(group, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = d >= 0 && (n == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+  if (d >= 0) H5Dclose(d);
+  H5Sclose(sp);
+  return ok;
+}
+
+}  // namespace
+
+H5Output::~H5Output() { close(); }
+
+bool H5Output::create(const std::string& path, const std::vector<MetricDef>& metrics, std::string& error) {
+  QuietH5 quiet;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (f < 0) {
+    error = "cannot create '" + path + "'";
+    return false;
+  }
+  file_ = f;
+  string_attr(f, "format", "onlinews");
+  number_attr<std::int64_t>(f, "format_version", H5T_NATIVE_INT64, 1);
+  hid_t g = H5Gcreate2(f, "epochs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  {
+    hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, chunk[1] = {64};
+    hid_t sp = H5Screate_simple(1, dims, maxd);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    hid_t t = epoch_row_type();
+    hid_t d = H5Dcreate2(g, "table", t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Tclose(t);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+  }
+  metric_names_.clear();
+  for (const auto& m : metrics) {
+    hsize_t dims[2] = {0, 0}, maxd[2] = {H5S_UNLIMITED, H5S_UNLIMITED}, chunk[2] = {16, 64};
+    hid_t sp = H5Screate_simple(2, dims, maxd);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    H5Pset_deflate(dcpl, 4);
+    hid_t d = H5Dcreate2(g, m.name.c_str(), H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    string_attr(d, "unit", m.unit);
+    string_attr(d, "description", m.description);
+    H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    metric_names_.push_back(m.name);
+  }
+  H5Gclose(g);
+  H5Fflush(f, H5F_SCOPE_GLOBAL);
+  return true;
+}
+
+void H5Output::set_attr(const char* name, const std::string& value) {
+  if (file_ >= 0) string_attr(file_, name, value);
+}
+void H5Output::set_attr(const char* name, std::int64_t value) {
+  if (file_ >= 0) number_attr(file_, name, H5T_NATIVE_INT64, value);
+}
+void H5Output::set_attr(const char* name, double value) {
+  if (file_ >= 0) number_attr(file_, name, H5T_NATIVE_DOUBLE, value);
+}
+
+bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) {
+  if (file_ < 0) return false;
+  QuietH5 quiet;
+  bool ok = true;
+  const hsize_t e = static_cast<hsize_t>(epochs_written_);
+  {
+    hid_t d = H5Dopen2(file_, "epochs/table", H5P_DEFAULT);
+    hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
+    ok = ok && H5Dset_extent(d, size) >= 0;
+    hid_t fs = H5Dget_space(d);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    hid_t ms = H5Screate_simple(1, count, nullptr);
+    hid_t t = epoch_row_type();
+    ok = ok && H5Dwrite(d, t, ms, fs, H5P_DEFAULT, &row) >= 0;
+    H5Tclose(t);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+  }
+  locations_ = std::max(locations_, n_locations);
+  const std::size_t nm = metric_names_.size();
+  std::vector<double> line(static_cast<std::size_t>(locations_), 0.0);
+  for (std::size_t m = 0; m < nm; ++m) {
+    const std::string path = "epochs/" + metric_names_[m];
+    hid_t d = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
+    hsize_t size[2] = {e + 1, static_cast<hsize_t>(locations_)};
+    ok = ok && H5Dset_extent(d, size) >= 0;
+    for (int l = 0; l < locations_; ++l) {
+      line[static_cast<std::size_t>(l)] =
+          l < n_locations ? values[static_cast<std::size_t>(l) * nm + m] : 0.0;
+    }
+    hsize_t start[2] = {e, 0}, count[2] = {1, static_cast<hsize_t>(locations_)};
+    hid_t fs = H5Dget_space(d);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    hid_t ms = H5Screate_simple(2, count, nullptr);
+    ok = ok && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, line.data()) >= 0;
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+  }
+  ++epochs_written_;
+  set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  return ok;
+}
+
+bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
+                                 const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics) {
+  if (file_ < 0) return false;
+  QuietH5 quiet;
+  hid_t g = H5Gcreate2(file_, "definitions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = vlen_string();
+  bool ok = g >= 0;
+  {
+    struct Row {
+      const char *name, *kind, *file;
+      std::int64_t line;
+    };
+    std::vector<Row> rows;
+    for (const auto& r : regions) rows.push_back({r.name.c_str(), r.kind.c_str(), r.file.c_str(), r.line});
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(Row));
+    H5Tinsert(t, "name", HOFFSET(Row, name), s);
+    H5Tinsert(t, "kind", HOFFSET(Row, kind), s);
+    H5Tinsert(t, "file", HOFFSET(Row, file), s);
+    H5Tinsert(t, "line", HOFFSET(Row, line), H5T_NATIVE_INT64);
+    ok = write_table(g, "regions", t, rows.data(), rows.size()) && ok;
+    H5Tclose(t);
+  }
+  {
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(CallpathRow));
+    H5Tinsert(t, "parent", HOFFSET(CallpathRow, parent), H5T_NATIVE_INT64);
+    H5Tinsert(t, "region", HOFFSET(CallpathRow, region), H5T_NATIVE_INT64);
+    ok = write_table(g, "callpaths", t, callpaths.data(), callpaths.size()) && ok;
+    H5Tclose(t);
+  }
+  {
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(LocationRow));
+    H5Tinsert(t, "rank", HOFFSET(LocationRow, rank), H5T_NATIVE_INT32);
+    H5Tinsert(t, "thread", HOFFSET(LocationRow, thread), H5T_NATIVE_INT32);
+    ok = write_table(g, "locations", t, locations.data(), locations.size()) && ok;
+    H5Tclose(t);
+  }
+  {
+    struct Row {
+      const char *name, *display, *unit;
+      std::int64_t parent;
+      const char* description;
+    };
+    std::vector<Row> rows;
+    for (const auto& m : metrics) {
+      rows.push_back({m.name.c_str(), m.display.c_str(), m.unit.c_str(), m.parent, m.description.c_str()});
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(Row));
+    H5Tinsert(t, "name", HOFFSET(Row, name), s);
+    H5Tinsert(t, "display", HOFFSET(Row, display), s);
+    H5Tinsert(t, "unit", HOFFSET(Row, unit), s);
+    H5Tinsert(t, "parent", HOFFSET(Row, parent), H5T_NATIVE_INT64);
+    H5Tinsert(t, "description", HOFFSET(Row, description), s);
+    ok = write_table(g, "metrics", t, rows.data(), rows.size()) && ok;
+    H5Tclose(t);
+  }
+  H5Tclose(s);
+  if (g >= 0) H5Gclose(g);
+  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  return ok;
+}
+
+bool H5Output::write_topology(const Topology& topo) {
+  if (file_ < 0 || topo.dims.empty()) return false;
+  QuietH5 quiet;
+  hid_t g = H5Gcreate2(file_, "topology", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const hsize_t nd = topo.dims.size();
+  hsize_t d1[1] = {nd};
+  hid_t sp = H5Screate_simple(1, d1, nullptr);
+  hid_t a = H5Dcreate2(g, "dims", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.dims.data()) >= 0;
+  H5Dclose(a);
+  a = H5Dcreate2(g, "periods", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.periods.data()) >= 0 && ok;
+  H5Dclose(a);
+  H5Sclose(sp);
+  hsize_t d2[2] = {topo.coords.size() / nd, nd};
+  sp = H5Screate_simple(2, d2, nullptr);
+  a = H5Dcreate2(g, "coords", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.coords.data()) >= 0 && ok;
+  H5Dclose(a);
+  H5Sclose(sp);
+  H5Gclose(g);
+  return ok;
+}
+
+void H5Output::close() {
+  if (file_ >= 0) {
+    H5Fclose(file_);
+    file_ = -1;
+  }
+}
+
+}  // namespace onlinews::io

@@ -1,0 +1,87 @@
+// Stage header of io/: the HDF5 result file, format version 1 (DESIGN.md §8,
+// docs/output.md).  Rank 0 owns the file for everything small (attributes,
+// definitions, the per-epoch rows appended and flushed as each epoch ends);
+// the large /profile matrices are written by all ranks together through
+// parallel HDF5 (MPI-IO, collective), each rank its own location columns.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace onlinews::io {
+
+struct EpochRow {
+  std::int64_t index = 0;
+  double t_begin = 0, t_end = 0;  // seconds since the run's start
+  std::int64_t events = 0;
+  double analysis_seconds = 0;
+  std::int64_t cross_epoch_messages = 0;
+  std::int64_t dropped_events = 0;
+};
+
+struct MetricDef {
+  std::string name, display, unit, description;
+  std::int64_t parent = -1;
+};
+struct RegionRow {
+  std::string name, kind, file;
+  std::int64_t line = 0;
+};
+struct CallpathRow {
+  std::int64_t parent = -1, region = 0;
+};
+struct LocationRow {
+  std::int32_t rank = 0, thread = 0;
+};
+struct Topology {
+  std::vector<std::int32_t> dims, periods;
+  std::vector<std::int32_t> coords;  // [ranks][ndims], row-major
+};
+
+class H5Output {
+ public:
+  H5Output() = default;
+  ~H5Output();
+  H5Output(const H5Output&) = delete;
+  H5Output& operator=(const H5Output&) = delete;
+
+  // Rank 0.  Creates `path` (never overwriting: fails if it exists) with the
+  // static root attributes and the empty epoch tables.
+  bool create(const std::string& path, const std::vector<MetricDef>& metrics, std::string& error);
+  bool is_open() const { return file_ >= 0; }
+  void set_attr(const char* name, const std::string& value);
+  void set_attr(const char* name, std::int64_t value);
+  void set_attr(const char* name, double value);
+  // Appends one epoch: its table row and, per metric, one row of per-location
+  // totals (`values[loc * n_metrics + m]`, exclusive); flushes the file.
+  bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations);
+  bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
+                         const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics);
+  bool write_topology(const Topology& topo);
+  void close();
+
+ private:
+  std::int64_t file_ = -1;  // hid_t
+  std::vector<std::string> metric_names_;
+  std::int64_t epochs_written_ = 0;
+  int locations_ = 0;
+};
+
+// Collective over `comm`: opens the closed file `path` with MPI-IO and writes
+// /profile/<metric> as float64 [n_callpaths, n_locations] for every metric.
+// This rank owns the location columns `columns`; `fill(metric, block)` fills
+// block[callpath * columns.size() + k].  Returns false (same on all ranks) on
+// failure, with `error` set on rank 0.
+bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
+                   std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
+                   const std::function<void(int, std::vector<double>&)>& fill, std::string& error);
+
+// Writes <name>.xdmf next to the HDF5 file (rank 0): the listed metrics of
+// every epoch, per location, on the process grid for ParaView.
+bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& metrics, std::int64_t n_locations,
+                std::int64_t n_epochs, const Topology* topo, std::string& error);
+
+}  // namespace onlinews::io

@@ -1,0 +1,158 @@
+// /profile/<metric> through parallel HDF5, and the XDMF description.
+#include <hdf5.h>
+
+#include <fstream>
+
+#include "h5output.hpp"
+
+namespace onlinews::io {
+
+bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
+                   std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
+                   const std::function<void(int, std::vector<double>&)>& fill, std::string& error) {
+  H5E_auto2_t old_fn = nullptr;
+  void* old_data = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, true);
+  H5Pset_coll_metadata_write(fapl, true);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (f < 0) {
+    error = "cannot reopen '" + path + "' for the parallel profile write";
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    return false;
+  }
+  bool ok = true;
+  hid_t g = H5Gcreate2(f, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  const hsize_t ncp = static_cast<hsize_t>(n_callpaths), nloc = static_cast<hsize_t>(n_locations);
+  const hsize_t k = columns.size();
+  std::vector<double> block;
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    hsize_t dims[2] = {ncp, nloc};
+    hid_t fs = H5Screate_simple(2, dims, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (ncp > 0 && nloc > 0) {
+      hsize_t chunk[2] = {ncp < 256 ? ncp : 256, nloc < 256 ? nloc : 256};
+      H5Pset_chunk(dcpl, 2, chunk);
+      H5Pset_deflate(dcpl, 4);
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    }
+    hid_t d = H5Dcreate2(g, metrics[m].name.c_str(), H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    // Attributes are metadata: written collectively with identical values.
+    for (const auto& [an, av] : {std::pair<const char*, const std::string*>{"unit", &metrics[m].unit},
+                                 {"description", &metrics[m].description}}) {
+      hid_t t = H5Tcopy(H5T_C_S1);
+      H5Tset_size(t, H5T_VARIABLE);
+      H5Tset_cset(t, H5T_CSET_UTF8);
+      hid_t sp = H5Screate(H5S_SCALAR);
+      hid_t a = H5Acreate2(d, an, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+      const char* p = av->c_str();
+      ok = H5Awrite(a, t, &p) >= 0 && ok;
+      H5Aclose(a);
+      H5Sclose(sp);
+      H5Tclose(t);
+    }
+    block.assign(ncp * k, 0.0);
+    if (k > 0) fill(static_cast<int>(m), block);
+    hid_t ms;
+    if (k == 0 || ncp == 0) {
+      H5Sselect_none(fs);
+      hsize_t one[1] = {1};
+      ms = H5Screate_simple(1, one, nullptr);
+      H5Sselect_none(ms);
+    } else {
+      H5Sselect_none(fs);
+      for (hsize_t c = 0; c < k; ++c) {
+        hsize_t start[2] = {0, static_cast<hsize_t>(columns[c])}, count[2] = {ncp, 1};
+        H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, nullptr, count, nullptr);
+      }
+      // The file selection is traversed in row-major order: callpath, then
+      // column ascending; `columns` is ascending, so the block matches.
+      hsize_t mdims[2] = {ncp, k};
+      ms = H5Screate_simple(2, mdims, nullptr);
+    }
+    ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, block.empty() ? nullptr : block.data()) >= 0 && ok;
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+  }
+  H5Pclose(dxpl);
+  H5Gclose(g);
+  ok = H5Fclose(f) >= 0 && ok;
+  int mine = ok ? 1 : 0, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+  if (all == 0 && rank == 0) error = "writing /profile to '" + path + "' failed";
+  return all != 0;
+}
+
+bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& metrics, std::int64_t n_locations,
+                std::int64_t n_epochs, const Topology* topo, std::string& error) {
+  std::string xdmf = h5_path;
+  const auto dot = xdmf.rfind(".h5");
+  xdmf = (dot != std::string::npos && dot + 3 == xdmf.size() ? xdmf.substr(0, dot) : xdmf) + ".xdmf";
+  const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
+  // Cells (z, y, x): the Cartesian grid when the application created one that
+  // covers every location, a line of locations otherwise.  MPI_Cart_create
+  // numbers ranks row-major, which is XDMF's cell order.
+  std::int64_t cz = 1, cy = 1, cx = n_locations;
+  if (topo != nullptr && !topo->dims.empty() && topo->dims.size() <= 3) {
+    std::int64_t prod = 1;
+    for (auto d : topo->dims) prod *= d;
+    if (prod == n_locations) {
+      const auto& d = topo->dims;
+      cx = d.back();
+      cy = d.size() >= 2 ? d[d.size() - 2] : 1;
+      cz = d.size() == 3 ? d[0] : 1;
+    }
+  }
+  std::ofstream x(xdmf);
+  if (!x) {
+    error = "cannot write '" + xdmf + "'";
+    return false;
+  }
+  x << "<?xml version=\"1.0\" ?>\n"
+    << "<!-- onlinews: per-location metric values (exclusive) of each analysis epoch on the process grid;\n"
+    << "     one time step per epoch. Data: " << base << " /epochs/<metric>. -->\n"
+    << "<Xdmf Version=\"2.0\">\n <Domain>\n"
+    << "  <Grid Name=\"onlinews\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (std::int64_t e = 0; e < n_epochs; ++e) {
+    x << "   <Grid Name=\"epoch " << e << "\" GridType=\"Uniform\">\n"
+      << "    <Time Value=\"" << e << "\"/>\n"
+      << "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << cz + 1 << " " << cy + 1 << " " << cx + 1
+      << "\"/>\n"
+      << "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n"
+      << "    </Geometry>\n";
+    for (const auto& m : metrics) {
+      x << "    <Attribute Name=\"" << m << "\" Center=\"Cell\" AttributeType=\"Scalar\">\n"
+        << "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cz << " " << cy << " " << cx
+        << "\" Type=\"HyperSlab\">\n"
+        << "      <DataItem Dimensions=\"3 2\" Format=\"XML\">" << e << " 0 1 1 1 " << n_locations
+        << "</DataItem>\n"
+        << "      <DataItem Dimensions=\"" << n_epochs << " " << n_locations
+        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/epochs/" << m
+        << "</DataItem>\n     </DataItem>\n    </Attribute>\n";
+    }
+    x << "   </Grid>\n";
+  }
+  x << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  x.close();
+  if (!x) {
+    error = "cannot write '" + xdmf + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace onlinews::io

@@ -1,0 +1,46 @@
+// Stage header of postpass/: what happens once, at MPI_Finalize, over all
+// ranks: unifying definitions (call paths and regions get one global id) and
+// the end-of-run summary.  (The critical-path indicators join here later.)
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inline_analysis/callpaths.hpp"
+#include "inline_analysis/definitions.hpp"
+#include "inline_analysis/metrics.hpp"
+#include "io/h5output.hpp"
+
+namespace onlinews::postpass {
+
+struct Unified {
+  std::int64_t n_callpaths = 0;              // all ranks
+  std::vector<std::int64_t> callpath_map;    // this rank: local call path -> global id
+  std::vector<io::RegionRow> regions;        // rank 0: global region table
+  std::vector<io::CallpathRow> callpaths;    // rank 0: global call-path table
+};
+
+// Collective over `comm` (rank 0 does the merging).
+Unified unify(const analysis::Definitions& defs, const analysis::CallpathTree& tree, MPI_Comm comm);
+
+struct SummaryInput {
+  std::string output_path;   // empty if no file was written
+  int ranks = 1, max_threads = 1, epochs = 0;
+  double wall_seconds = 0, analysis_seconds = 0;
+  std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0, unsupported_calls = 0;
+  int skipped_epochs = 0;
+  int rows = 8;
+};
+
+// Collective over `comm`: reduces the inclusive metric values (`incl`,
+// global-call-path major: incl[cp * kMetricCount + m]) and prints the summary
+// on rank 0's stderr.  `unified` supplies names on rank 0.
+void print_summary(const SummaryInput& in, const std::vector<double>& incl, std::int64_t n_callpaths,
+                   const Unified& unified, MPI_Comm comm);
+
+// "main > solve > MPI_Recv" for a global call path (rank 0).
+std::string callpath_name(const Unified& u, std::int64_t cp);
+
+}  // namespace onlinews::postpass

@@ -1,0 +1,132 @@
+// The one-screen summary on rank 0's stderr at MPI_Finalize.
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "postpass.hpp"
+
+namespace onlinews::postpass {
+namespace {
+
+using analysis::Metric;
+using analysis::kMetricCount;
+
+const Metric kWaitStates[] = {
+    Metric::mpi_latesender,     Metric::mpi_latesender_wo,   Metric::mpi_latereceiver,
+    Metric::mpi_barrier_wait,   Metric::mpi_barrier_completion, Metric::mpi_wait_nxn,
+    Metric::mpi_nxn_completion, Metric::mpi_latebroadcast,   Metric::mpi_earlyreduce,
+    Metric::mpi_earlyscan,      Metric::mpi_init_completion, Metric::mpi_finalize_wait,
+};
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+}  // namespace
+
+void print_summary(const SummaryInput& in, const std::vector<double>& incl, std::int64_t n_callpaths,
+                   const Unified& unified, MPI_Comm comm) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const std::size_t n = static_cast<std::size_t>(n_callpaths) * kMetricCount;
+  std::vector<double> total(rank == 0 ? n : 0);
+  PMPI_Reduce(incl.data(), total.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, comm);
+  // Per metric: this rank's total, and which rank has the most.
+  struct ValRank {
+    double v;
+    int r;
+  };
+  std::vector<ValRank> mine(kMetricCount), worst(kMetricCount);
+  for (int m = 0; m < kMetricCount; ++m) {
+    double v = 0;
+    for (std::int64_t cp = 0; cp < n_callpaths; ++cp) v += incl[static_cast<std::size_t>(cp) * kMetricCount + m];
+    mine[static_cast<std::size_t>(m)] = {v, rank};
+  }
+  PMPI_Reduce(mine.data(), worst.data(), kMetricCount, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+  if (rank != 0) return;
+
+  auto metric_total = [&](Metric m) {
+    double v = 0;
+    for (std::int64_t cp = 0; cp < n_callpaths; ++cp) v += total[static_cast<std::size_t>(cp) * kMetricCount + idx(m)];
+    return v;
+  };
+  auto top_callpath = [&](Metric m) {
+    std::int64_t best = -1;
+    double bv = 0;
+    for (std::int64_t cp = 0; cp < n_callpaths; ++cp) {
+      const double v = total[static_cast<std::size_t>(cp) * kMetricCount + idx(m)];
+      if (v > bv) {
+        bv = v;
+        best = cp;
+      }
+    }
+    return best < 0 ? std::string("-") : callpath_name(unified, best);
+  };
+
+  const double time = metric_total(Metric::time);
+  std::ostringstream os;
+  char line[512];
+  os << "onlinews: ----------------------------------------------------------------------------\n";
+  std::snprintf(line, sizeof line, "onlinews: %d rank%s x %d thread%s, %.2f s wall time, %d epoch%s\n", in.ranks,
+                in.ranks == 1 ? "" : "s", in.max_threads, in.max_threads == 1 ? "" : "s", in.wall_seconds, in.epochs,
+                in.epochs == 1 ? "" : "s");
+  os << line;
+  std::snprintf(line, sizeof line,
+                "onlinews: time: computation %.1f %%, MPI %.1f %%, onlinews %.2f %% (epoch analysis %.3f s)\n",
+                pct(metric_total(Metric::comp), time), pct(metric_total(Metric::mpi), time),
+                pct(metric_total(Metric::onlinews_overhead), time), in.analysis_seconds);
+  os << line;
+
+  std::vector<std::pair<double, Metric>> rows;
+  for (Metric m : kWaitStates) {
+    // Below a millisecond and a thousandth of the run, a row is noise.
+    const double v = metric_total(m);
+    if (v >= 1e-3 || (v > 0 && v >= 1e-3 * time)) rows.emplace_back(v, m);
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (rows.size() > static_cast<std::size_t>(in.rows)) rows.resize(static_cast<std::size_t>(in.rows));
+  if (rows.empty()) {
+    os << "onlinews: no wait states found\n";
+  } else {
+    std::snprintf(line, sizeof line, "onlinews: %-26s %10s %8s   %-20s %s\n", "wait state", "total [s]", "share",
+                  "most on", "top call path");
+    os << line;
+    for (const auto& [v, m] : rows) {
+      const ValRank& w = worst[static_cast<std::size_t>(idx(m))];
+      char most[64];
+      std::snprintf(most, sizeof most, "rank %d (%.3f s)", w.r, w.v);
+      std::snprintf(line, sizeof line, "onlinews: %-26s %10.3f %7.1f %%   %-20s %s\n",
+                    analysis::metric_info(m).display, v, pct(v, time), most, top_callpath(m).c_str());
+      os << line;
+    }
+  }
+  if (in.dropped_events > 0 || in.skipped_epochs > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: WARNING %llu events were dropped (full buffers): %d epoch%s analyzed for time only; "
+                  "raise ONLINEWS_BUFFER\n",
+                  static_cast<unsigned long long>(in.dropped_events), in.skipped_epochs,
+                  in.skipped_epochs == 1 ? "" : "s");
+    os << line;
+  }
+  if (in.unsupported_calls > 0 || in.unmatched_receives > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu MPI calls recorded as time only (untracked communicator or thread), %llu receives "
+                  "without a matching send\n",
+                  static_cast<unsigned long long>(in.unsupported_calls),
+                  static_cast<unsigned long long>(in.unmatched_receives));
+    os << line;
+  }
+  if (in.cross_epoch_messages > 0) {
+    std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (no Late Sender possible there)\n",
+                  static_cast<unsigned long long>(in.cross_epoch_messages));
+    os << line;
+  }
+  if (!in.output_path.empty()) {
+    os << "onlinews: results: " << in.output_path << "\n";
+  } else {
+    os << "onlinews: no result file was written (see the warning above)\n";
+  }
+  os << "onlinews: ----------------------------------------------------------------------------\n";
+  std::fputs(os.str().c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace onlinews::postpass

@@ -1,0 +1,88 @@
+// Per-thread event buffers (DESIGN.md §3).  Each thread appends to its own
+// single-producer queue; the epoch, running on the thread that reached the
+// cut, is the only consumer.  Recording never allocates after a thread's
+// first event and never takes a lock.
+#pragma once
+#include <atomic>
+#include <boost/lockfree/spsc_queue.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "event.hpp"
+
+namespace onlinews::rt {
+
+// Overflow policy: once fewer than kLeaveReserve slots are free, only Leave
+// events of regions whose Enter was recorded are still accepted, so every
+// recorded region stays closed and the window stays well formed.  Everything
+// else is dropped and counted; an Enter dropped this way also drops its Leave.
+constexpr std::size_t kLeaveReserve = 256;
+
+class ThreadBuffer {
+ public:
+  ThreadBuffer(std::size_t capacity_events, int thread_index);
+  ThreadBuffer(const ThreadBuffer&) = delete;
+  ThreadBuffer& operator=(const ThreadBuffer&) = delete;
+
+  // Producer side (owning thread only).
+  void push(const Event& e) {
+    if (e.kind == EventKind::Leave) {
+      if (dropped_open_ > 0) {
+        --dropped_open_;
+        drop();
+        return;
+      }
+      if (!queue_.push(e)) drop();
+      return;
+    }
+    if (queue_.write_available() <= kLeaveReserve || !queue_.push(e)) {
+      if (e.kind == EventKind::Enter) ++dropped_open_;
+      drop();
+    }
+  }
+
+  // Consumer side (the epoch).  Appends everything recorded so far to `out`.
+  std::size_t drain(std::vector<Event>& out);
+  // Events dropped since the last call (consumer side).
+  std::uint64_t take_dropped();
+  // Fill level in [0, 1] (either side; approximate while recording).
+  double fill() const {
+    return static_cast<double>(queue_.read_available()) / static_cast<double>(capacity_);
+  }
+  int thread_index() const { return thread_index_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  void drop() { dropped_.fetch_add(1, std::memory_order_relaxed); }
+
+  boost::lockfree::spsc_queue<Event> queue_;
+  std::size_t capacity_;
+  int thread_index_;
+  std::uint32_t dropped_open_ = 0;      // producer-only
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+// Process-wide registry of thread buffers.  A thread registers on its first
+// event; the array is fixed so that the epoch can walk it without locks.
+constexpr int kMaxThreads = 1024;
+
+class BufferRegistry {
+ public:
+  void configure(std::size_t capacity_events) { capacity_ = capacity_events; }
+  // Returns the calling thread's buffer, creating it on first use (nullptr if
+  // the table is full or allocation failed: that thread then records nothing
+  // and the loss is counted).
+  ThreadBuffer* get_or_create();
+  int count() const { return count_.load(std::memory_order_acquire); }
+  ThreadBuffer* at(int i) const { return slots_[i].load(std::memory_order_acquire); }
+  std::uint64_t unregistered_drops() const { return unregistered_.load(std::memory_order_relaxed); }
+  void note_unregistered_drop() { unregistered_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::size_t capacity_ = 1 << 19;
+  std::atomic<int> count_{0};
+  std::atomic<ThreadBuffer*> slots_[kMaxThreads] = {};
+  std::atomic<std::uint64_t> unregistered_{0};
+};
+
+}  // namespace onlinews::rt

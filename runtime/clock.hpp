@@ -1,0 +1,76 @@
+// Timestamps.  The hot path reads a raw counter (the TSC where the kernel
+// itself trusts it as its clocksource, CLOCK_MONOTONIC otherwise); raw values
+// become nanoseconds only when an epoch drains the buffers, by linear
+// interpolation between (raw, CLOCK_MONOTONIC) pairs taken at consecutive
+// drains.  Each window is thus pinned to the system's monotonic clock at both
+// ends, and the per-event cost is one rdtsc instead of a clock_gettime call.
+#pragma once
+#include <cstdint>
+#include <ctime>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ONLINEWS_HAVE_TSC 1
+#else
+#define ONLINEWS_HAVE_TSC 0
+#endif
+
+namespace onlinews::rt {
+
+inline std::uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Set once at startup (before any thread records), read-only afterwards.
+extern bool g_use_tsc;
+
+inline std::uint64_t raw_now() {
+#if ONLINEWS_HAVE_TSC
+  if (g_use_tsc) return __rdtsc();
+#endif
+  return monotonic_ns();
+}
+
+// Maps raw counter values to nanoseconds for one window.
+class ClockMapper {
+ public:
+  struct Pair {
+    std::uint64_t raw = 0;
+    std::uint64_t ns = 0;
+  };
+  // Reads a (raw, ns) pair; the raw read is bracketed to bound the error.
+  static Pair sample();
+
+  // Starts a new window: events up to now are mapped between the previous
+  // pair and this one.
+  void advance(const Pair& now) {
+    prev_ = cur_;
+    cur_ = now;
+    if (!have_prev_) {
+      prev_ = now;
+      have_prev_ = true;
+    }
+    if (cur_.raw > prev_.raw && cur_.ns > prev_.ns) {
+      slope_ = static_cast<double>(cur_.ns - prev_.ns) / static_cast<double>(cur_.raw - prev_.raw);
+    }
+  }
+  std::uint64_t to_ns(std::uint64_t raw) const {
+    if (!g_use_tsc) return raw;
+    const double d = (static_cast<double>(raw) - static_cast<double>(prev_.raw)) * slope_;
+    const double ns = static_cast<double>(prev_.ns) + d;
+    return ns > 0 ? static_cast<std::uint64_t>(ns) : 0;
+  }
+  double slope() const { return slope_; }
+
+ private:
+  Pair prev_{}, cur_{};
+  bool have_prev_ = false;
+  double slope_ = 1.0;  // ns per tick; refined at every window
+};
+
+// Decides whether the TSC is used (kernel clocksource is "tsc") and seeds the
+// slope estimate.  Returns a short description for the output's `clock` attr.
+const char* init_clock(ClockMapper& mapper);
+
+}  // namespace onlinews::rt

@@ -1,0 +1,88 @@
+// Communicators the application created, with the tool's own duplicate of
+// each (used by the collective analysis and the cut decisions) and the
+// definitions the analysis needs.  A communicator the application frees
+// stays alive in the tool until the epoch that replays its events is over.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "inline_analysis/definitions.hpp"
+
+namespace onlinews::rt {
+
+constexpr int kUnknownComm = -1;
+
+struct CommRecord {
+  MPI_Comm app = MPI_COMM_NULL;
+  MPI_Comm tool = MPI_COMM_NULL;  // duplicate, or MPI_COMM_NULL (unusable comm)
+  bool spans_world = false;       // all ranks of MPI_COMM_WORLD: eligible for cuts
+  bool freed = false;             // freed by the application: retire after the next epoch
+  bool in_use = false;
+  std::uint32_t open_requests = 0;
+  // Cut pacing (epoch.cpp): eligible collectives since the last decision and
+  // how many to let pass between decisions.
+  std::uint64_t since_decision = 0;
+  std::uint64_t decision_every = 1;
+  std::uint64_t last_decision_ns = 0;
+};
+
+class CommRegistry {
+ public:
+  explicit CommRegistry(analysis::Definitions& defs) : defs_(defs) {}
+
+  // WORLD and SELF, at MPI_Init.  Collective over MPI_COMM_WORLD.
+  void init(int world_rank, int world_size);
+  // Id of an application communicator, kUnknownComm if not tracked.
+  int lookup(MPI_Comm c) const {
+    if (c == MPI_COMM_WORLD) return world_id_;
+    if (c == cache_comm_) return cache_id_;
+    auto it = by_handle_.find(key(c));
+    if (it == by_handle_.end()) return kUnknownComm;
+    cache_comm_ = c;
+    cache_id_ = it->second;
+    return it->second;
+  }
+  // Registers a communicator the application just created.  Collective over
+  // `c`'s members.  Returns the id, or kUnknownComm when it cannot be tracked.
+  int add(MPI_Comm c);
+  // The application freed `c` (called before PMPI_Comm_free).
+  void mark_freed(MPI_Comm c);
+  // After an epoch: release communicators freed before it.
+  void retire_freed();
+  // Releases all tool duplicates (MPI_Finalize).
+  void release_all();
+
+  CommRecord& rec(int id) { return recs_[static_cast<std::size_t>(id)]; }
+  std::size_t size() const { return recs_.size(); }
+  MPI_Comm tool_comm_of_gid(std::uint64_t gid) const {
+    auto it = by_gid_.find(gid);
+    return it == by_gid_.end() ? MPI_COMM_NULL : recs_[it->second].tool;
+  }
+  std::uint64_t untracked() const { return untracked_; }
+
+ private:
+  static std::uint64_t key(MPI_Comm c) {
+    std::uint64_t k = 0;
+    static_assert(sizeof(MPI_Comm) <= sizeof(k), "handle fits");
+    __builtin_memcpy(&k, &c, sizeof c);
+    return k;
+  }
+  int allocate();
+  analysis::Definitions& defs_;
+  std::vector<CommRecord> recs_;
+  std::vector<int> free_ids_;
+  std::unordered_map<std::uint64_t, int> by_handle_;
+  std::unordered_map<std::uint64_t, int> by_gid_;
+  mutable MPI_Comm cache_comm_ = MPI_COMM_NULL;
+  mutable int cache_id_ = kUnknownComm;
+  int world_id_ = kUnknownComm;
+  int world_rank_ = 0, world_size_ = 1;
+  std::uint32_t created_ = 0;  // communicators this rank led
+  std::uint64_t untracked_ = 0;
+  MPI_Group world_group_ = MPI_GROUP_NULL;
+};
+
+}  // namespace onlinews::rt

@@ -1,0 +1,52 @@
+// Configuration from ONLINEWS_* environment variables (table: config_table.def).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace onlinews::rt {
+
+struct Config {
+#define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) ConfigType_##type field{};
+  using ConfigType_Bool = bool;
+  using ConfigType_Seconds = double;
+  using ConfigType_Size = std::uint64_t;
+  using ConfigType_Int = long;
+  using ConfigType_Text = std::string;
+  using ConfigType_List = std::vector<std::string>;
+#include "config_table.def"
+#undef ONLINEWS_VAR
+};
+
+// One documented variable, as the table declares it.
+struct ConfigVarDoc {
+  const char* env;          // full name, e.g. "ONLINEWS_BUFFER"
+  const char* type;         // "Bool", "Seconds", ...
+  const char* default_value;
+  double min, max;
+  const char* description;
+};
+const std::vector<ConfigVarDoc>& config_docs();
+
+// Reads every variable through `getenv_fn` (nullptr when unset) and validates
+// it.  A bad value leaves the default in place and adds one warning; unknown
+// ONLINEWS_* names found in `environ_entries` ("NAME=value") add one warning
+// each.  Never throws.
+Config parse_config(const std::function<const char*(const char*)>& getenv_fn,
+                    const std::vector<std::string>& environ_entries,
+                    std::vector<std::string>& warnings);
+
+// Convenience: the process environment.
+Config parse_config_from_environment(std::vector<std::string>& warnings);
+
+// Markdown table of all variables (the README's configuration table).
+std::string config_markdown_table();
+
+// A byte size such as "4096", "64K" or "16M"; false if malformed.
+bool parse_size_text(const std::string& text, std::uint64_t& out);
+
+// Shell-style glob match ('*' and '?'), used by ONLINEWS_FILTER.
+bool glob_match(const char* pattern, const char* text);
+
+}  // namespace onlinews::rt

@@ -1,0 +1,99 @@
+// The event model: fixed 32-byte records, appended by the owning thread to
+// its own buffer and replayed by the epoch analysis (DESIGN.md §3).
+#pragma once
+#include <cstdint>
+
+namespace onlinews {
+
+enum class EventKind : std::uint8_t {
+  Enter = 0,      // region entered: region()
+  Leave,          // innermost region left
+  Send,           // blocking send issued: comm, peer = dest (rank in comm), tag, bytes
+  Recv,           // blocking receive completed: comm, peer = actual source, tag = actual tag
+  SendRequest,    // nonblocking/persistent send started: comm, peer, tag, bytes, request
+  SendComplete,   // send request completed: request
+  RecvRequest,    // nonblocking/persistent receive posted: comm, peer/tag as requested, request
+  RecvComplete,   // receive request completed: request, comm, peer = actual source, tag = actual tag
+  CollectiveEnd,  // collective finished (recorded before its Leave): comm, peer = root (-1 none),
+                  // bytes = bytes sent, bytes_in() = bytes received
+  kCount
+};
+constexpr int kEventKindCount = static_cast<int>(EventKind::kCount);
+
+namespace evflag {
+constexpr std::uint8_t kSynchronous = 1;  // Ssend/Issend/Ssend_init: completes only when matched
+constexpr std::uint8_t kBuffered = 2;     // Bsend family: never synchronizing
+constexpr std::uint8_t kReady = 4;        // Rsend family
+constexpr std::uint8_t kByTest = 8;       // completion observed by MPI_Test*: not a blocking wait
+constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
+constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
+}  // namespace evflag
+
+// Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
+// library's own values to these).
+constexpr std::int32_t kAnySource = -1;
+constexpr std::int32_t kAnyTag = -1;
+
+struct Event {
+  std::uint64_t time = 0;  // ns on the location's monotonic clock
+  EventKind kind = EventKind::Enter;
+  std::uint8_t flags = 0;
+  std::uint16_t comm = 0;  // local communicator id (runtime/definitions)
+  std::int32_t peer = 0;   // dest / source / root as rank in `comm`; region id for Enter
+  std::int32_t tag = 0;
+  std::uint32_t request = 0;  // tool request id (0 = none)
+  std::uint64_t bytes = 0;
+
+  std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }
+  // Collectives store the received byte count in the tag/request slots.
+  std::uint64_t bytes_in() const {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) |
+           (static_cast<std::uint64_t>(request) << 32);
+  }
+  void set_bytes_in(std::uint64_t b) {
+    tag = static_cast<std::int32_t>(static_cast<std::uint32_t>(b & 0xffffffffu));
+    request = static_cast<std::uint32_t>(b >> 32);
+  }
+
+  static Event enter(std::uint64_t t, std::uint32_t region) {
+    Event e;
+    e.time = t;
+    e.kind = EventKind::Enter;
+    e.peer = static_cast<std::int32_t>(region);
+    return e;
+  }
+  static Event leave(std::uint64_t t) {
+    Event e;
+    e.time = t;
+    e.kind = EventKind::Leave;
+    return e;
+  }
+  static Event message(EventKind k, std::uint64_t t, std::uint16_t comm, std::int32_t peer,
+                       std::int32_t tag, std::uint64_t bytes, std::uint32_t request = 0,
+                       std::uint8_t flags = 0) {
+    Event e;
+    e.time = t;
+    e.kind = k;
+    e.comm = comm;
+    e.peer = peer;
+    e.tag = tag;
+    e.bytes = bytes;
+    e.request = request;
+    e.flags = flags;
+    return e;
+  }
+  static Event collective_end(std::uint64_t t, std::uint16_t comm, std::int32_t root,
+                              std::uint64_t bytes_out, std::uint64_t bytes_in) {
+    Event e;
+    e.time = t;
+    e.kind = EventKind::CollectiveEnd;
+    e.comm = comm;
+    e.peer = root;
+    e.bytes = bytes_out;
+    e.set_bytes_in(bytes_in);
+    return e;
+  }
+};
+static_assert(sizeof(Event) == 32, "events are 32-byte records");
+
+}  // namespace onlinews

@@ -1,0 +1,259 @@
+// MPI_Init / MPI_Init_thread and MPI_Finalize: set-up and tear-down of the
+// analyzer.  Init and Finalize are recorded as pseudo-collectives on
+// MPI_COMM_WORLD; the final epoch runs inside MPI_Finalize, before the MPI
+// library shuts down.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "hooks_common.hpp"
+#include "mpi_transport.hpp"
+#include "regions.hpp"
+
+extern char** environ;
+
+namespace onlinews::rt {
+
+void set_state(State* s);
+void mark_mpi_thread();
+std::string read_eager_limits(analysis::Definitions& defs);
+
+namespace {
+
+State* g_pending = nullptr;  // between pre_init and post_init
+std::uint64_t g_init_ns = 0;
+
+std::string executable_name() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "app";
+  buf[n] = '\0';
+  const char* base = std::strrchr(buf, '/');
+  return base ? base + 1 : buf;
+}
+
+std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::replace(all.begin(), all.end(), '\0', ' ');
+  while (!all.empty() && all.back() == ' ') all.pop_back();
+  return all;
+}
+
+std::string iso_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string onlinews_environment() {
+  std::vector<std::string> v;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, "ONLINEWS_", 9) == 0) v.emplace_back(*e);
+  }
+  std::sort(v.begin(), v.end());
+  std::string s;
+  for (const auto& x : v) s += x + '\n';
+  return s;
+}
+
+// Every rank uses rank 0's ONLINEWS_* settings, so that epochs and analyses
+// agree (a per-rank difference would otherwise hang the job).
+Config agree_config(State& s) {
+  std::string env = onlinews_environment();
+  const std::string mine = env;
+  int n = static_cast<int>(env.size());
+  PMPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  env.resize(static_cast<std::size_t>(n));
+  PMPI_Bcast(env.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  int differs = mine != env ? 1 : 0, any = 0;
+  PMPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  std::map<std::string, std::string> vars;
+  std::vector<std::string> entries;
+  std::istringstream is(env);
+  for (std::string line; std::getline(is, line);) {
+    entries.push_back(line);
+    const auto eq = line.find('=');
+    vars[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+  }
+  Config cfg = parse_config(
+      [&](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+      },
+      entries, s.warnings);
+  if (any) s.warnings.push_back("ONLINEWS_* settings differ between ranks; rank 0's settings are used everywhere");
+  return cfg;
+}
+
+void host_map(State& s) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  const std::uint64_t h = std::hash<std::string>{}(name);
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(s.size));
+  PMPI_Allgather(&h, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, s.tool_world);
+  std::map<std::uint64_t, int> ids;
+  s.defs.host_of_rank.resize(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    s.defs.host_of_rank[r] = ids.emplace(all[r], static_cast<int>(ids.size())).first->second;
+  }
+}
+
+// Returns false if the analyzer stays off for this run.
+bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
+  s.cfg = agree_config(s);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &s.size);
+  if (!s.cfg.enable) return false;
+  s.thread_level = c.provided != nullptr ? *c.provided : MPI_THREAD_SINGLE;
+  s.exe = executable_name();
+  s.command = command_line();
+  s.start_time = iso_now();
+  {
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    PMPI_Get_library_version(lib, &len);
+    s.mpi_library = std::string(lib, static_cast<std::size_t>(std::max(len, 0)));
+    while (!s.mpi_library.empty() && (s.mpi_library.back() == '\n' || s.mpi_library.back() == '\0')) {
+      s.mpi_library.pop_back();
+    }
+  }
+  PMPI_Comm_dup(MPI_COMM_WORLD, &s.tool_world);
+  init_regions(s.exe, s.cfg.filter);
+  publish_regions(s.defs.regions);
+  s.defs.world_rank = s.rank;
+  s.defs.world_size = s.size;
+  s.comms.init(s.rank, s.size);
+  host_map(s);
+  // MPI_T start-up costs ~0.2 s in Open MPI: only pay it when asked to.
+  std::string eager = s.cfg.eager_limit == "auto" ? read_eager_limits(s.defs) : "ONLINEWS_EAGER_LIMIT";
+  if (s.cfg.eager_limit != "auto") {
+    std::uint64_t limit = 0;
+    if (parse_size_text(s.cfg.eager_limit, limit)) {
+      s.defs.eager_limit_local = s.defs.eager_limit_remote = limit;
+    } else {
+      s.warnings.push_back("ONLINEWS_EAGER_LIMIT='" + s.cfg.eager_limit +
+                           "' is not valid (expected auto or a size such as 4096 or 64K); using auto");
+      eager = read_eager_limits(s.defs);
+    }
+  }
+  std::uint64_t start_ns = g_init_ns;
+  PMPI_Allreduce(&g_init_ns, &start_ns, 1, MPI_UINT64_T, MPI_MIN, s.tool_world);
+  s.start_ns = start_ns;
+  s.last_epoch_ns = monotonic_ns();
+
+  s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
+  analysis::AnalysisOptions opts;
+  opts.selection = s.cfg.analyses;
+  s.analyzer = std::make_unique<analysis::Analyzer>(s.defs, opts);
+  s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);
+
+  mark_mpi_thread();
+  set_state(&s);
+  open_output(s);
+  for (const auto& w : s.warnings) log_warning(w);
+  if (s.thread_level == MPI_THREAD_MULTIPLE) {
+    log_warning("MPI_THREAD_MULTIPLE: only MPI calls of the thread that initialized MPI are analyzed");
+  }
+  if (s.cfg.verbose >= 2 && s.rank == 0) {
+    log_info("recording " + std::to_string(s.size) + " ranks; buffer " + std::to_string(s.cfg.buffer) +
+             " bytes per thread; clock " + s.clock_name + "; eager limits: " + eager);
+  }
+  // The main thread's first window: root region, then MPI_Init as a
+  // pseudo-collective on WORLD, then onlinews' own set-up as overhead.
+  ThreadBuffer* b = s.buffers.get_or_create();
+  t_buffer = b;
+  if (b != nullptr) {
+    b->push(Event::enter(s.t_init_raw, root_region()));
+    b->push(Event::enter(s.t_init_raw, c.region));
+    b->push(Event::collective_end(t_pmpi_done, static_cast<std::uint16_t>(s.comms.lookup(MPI_COMM_WORLD)), -1, 0, 0));
+    b->push(Event::leave(t_pmpi_done));
+    b->push(Event::enter(t_pmpi_done, tool_region_setup()));
+    b->push(Event::leave(raw_now()));
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace hooks {
+
+void pre_init(Call& c) {
+  if (state() != nullptr || g_pending != nullptr) return;
+  g_pending = new (std::nothrow) State;
+  if (g_pending == nullptr) return;
+  g_pending->clock_name = init_clock(g_pending->clock);
+  g_pending->t_init_raw = raw_now();
+  g_init_ns = monotonic_ns();
+  c.t_enter = g_pending->t_init_raw;
+}
+
+void post_init(Call& c, int rc) {
+  State* s = g_pending;
+  g_pending = nullptr;
+  if (s == nullptr) return;
+  const std::uint64_t t_done = raw_now();
+  if (rc != MPI_SUCCESS) {
+    delete s;
+    return;
+  }
+  ++t_in_tool;
+  bool on = false;
+  try {
+    on = start(*s, c, t_done);
+  } catch (...) {
+    on = false;
+    log_warning("set-up failed; the analyzer is off for this run", false);
+  }
+  --t_in_tool;
+  if (on) {
+    g_recording = true;
+  } else if (state() != s) {
+    delete s;  // never published: no thread can hold a pointer into it
+  }
+}
+
+void pre_finalize(Call& c) {
+  State* s = state();
+  if (s == nullptr || !g_recording) return;
+  const std::uint64_t t = raw_now();
+  record_enter(t, c.region);
+  {
+    ToolScope tool;
+    PMPI_Barrier(s->tool_world);  // Finalize synchronizes all ranks
+  }
+  const std::uint64_t t2 = raw_now();
+  record(Event::collective_end(t2, static_cast<std::uint16_t>(s->comms.lookup(MPI_COMM_WORLD)), -1, 0, 0));
+  record_leave(t2);  // MPI_Finalize
+  record_leave(t2);  // root region
+  ++t_in_tool;
+  try {
+    run_epoch(true);
+    s->finalize_leave_ns = s->clock.to_ns(t2);
+    g_recording = false;
+    finish_output(*s);
+  } catch (...) {
+    log_warning("the final analysis failed; results may be incomplete", false);
+  }
+  g_recording = false;
+  s->transport.reset();
+  s->comms.release_all();
+  if (s->tool_world != MPI_COMM_NULL) PMPI_Comm_free(&s->tool_world);
+  --t_in_tool;
+  // The state stays allocated: threads other than this one may still hold
+  // their buffer pointers (they stop recording now that g_recording is off).
+}
+
+void post_finalize(Call&, int) {}
+
+}  // namespace hooks
+}  // namespace onlinews::rt

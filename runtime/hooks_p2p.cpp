@@ -1,0 +1,255 @@
+// Hooks of point-to-point calls: blocking, nonblocking, persistent and
+// matched-probe receives.  Events are recorded after the call succeeded,
+// between the call's Enter and Leave; MPI_PROC_NULL peers record nothing.
+#include "hooks_common.hpp"
+
+namespace onlinews::rt::hooks {
+
+void pre_send(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_send(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL) {
+    record(Event::message(EventKind::Send, c.t_enter, c.comm_id, c.peer, c.tag, type_bytes(c.count, c.type), 0,
+                          c.mode));
+  }
+  call_leave();
+}
+
+void pre_recv(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_recv(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && c.comm_ok && c.status->MPI_SOURCE != MPI_PROC_NULL) {
+    record(Event::message(EventKind::Recv, raw_now(), c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
+  }
+  call_leave();
+}
+
+void pre_sendrecv(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_sendrecv(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && c.comm_ok) {
+    if (c.peer != MPI_PROC_NULL) {
+      record(Event::message(EventKind::Send, c.t_enter, c.comm_id, c.peer, c.tag, type_bytes(c.count, c.type)));
+    }
+    if (c.status->MPI_SOURCE != MPI_PROC_NULL) {
+      record(Event::message(EventKind::Recv, raw_now(), c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
+    }
+  }
+  call_leave();
+}
+
+namespace {
+
+// Records the start of a tracked request (new, or a persistent one being
+// started): SendRequest or RecvRequest with the request's envelope.
+void start_request(State& s, RequestInfo& r) {
+  if (r.active) return;
+  r.active = true;
+  ++s.comms.rec(r.comm).open_requests;
+  const EventKind k = r.kind == RequestInfo::kSend ? EventKind::SendRequest : EventKind::RecvRequest;
+  record(Event::message(k, raw_now(), r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
+}
+
+// Tracks a new nonblocking request and starts it.
+void track_and_start(State& s, const Call& c, std::uint16_t comm, RequestInfo info) {
+  info.id = s.requests.next_id();
+  info.comm = comm;
+  start_request(s, s.requests.insert(*c.request, info));
+}
+
+}  // namespace
+
+void pre_isend(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_isend(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
+    RequestInfo r;
+    r.kind = RequestInfo::kSend;
+    r.flags = c.mode;
+    r.peer = c.peer;
+    r.tag = c.tag;
+    r.bytes = type_bytes(c.count, c.type);
+    track_and_start(*s, c, c.comm_id, r);
+  }
+  call_leave();
+}
+
+void pre_irecv(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_irecv(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
+    RequestInfo r;
+    r.kind = RequestInfo::kRecv;
+    r.peer = norm_source(c.src);
+    r.tag = norm_tag(c.rtag);
+    track_and_start(*s, c, c.comm_id, r);
+  }
+  call_leave();
+}
+
+void pre_send_init(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_send_init(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
+    RequestInfo r;
+    r.id = s->requests.next_id();
+    r.comm = c.comm_id;
+    r.kind = RequestInfo::kSend;
+    r.flags = static_cast<std::uint8_t>(c.mode | evflag::kPersistent);
+    r.peer = c.peer;
+    r.tag = c.tag;
+    r.bytes = type_bytes(c.count, c.type);
+    s->requests.insert(*c.request, r);
+  }
+  call_leave();
+}
+
+void pre_recv_init(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_recv_init(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
+    RequestInfo r;
+    r.id = s->requests.next_id();
+    r.comm = c.comm_id;
+    r.kind = RequestInfo::kRecv;
+    r.flags = evflag::kPersistent;
+    r.peer = norm_source(c.src);
+    r.tag = norm_tag(c.rtag);
+    s->requests.insert(*c.request, r);
+  }
+  call_leave();
+}
+
+void pre_start(Call& c) { call_enter(c); }
+void post_start(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+    if (RequestInfo* r = s->requests.find(*c.request)) start_request(*s, *r);
+  }
+  call_leave();
+}
+
+void pre_startall(Call& c) { call_enter(c); }
+void post_startall(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+    for (int i = 0; i < c.n; ++i) {
+      if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r);
+    }
+  }
+  call_leave();
+}
+
+void pre_request_free(Call& c) {
+  call_enter(c);
+  c.saved_request = *c.request;
+}
+void post_request_free(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+    if (RequestInfo* r = s->requests.find(c.saved_request)) {
+      // A freed active request completes unobserved: the analysis never sees
+      // its completion (its message is still matched by the receiver).
+      if (r->active) --s->comms.rec(r->comm).open_requests;
+      s->requests.erase(c.saved_request);
+    }
+  }
+  call_leave();
+}
+
+void pre_cancel(Call& c) { call_enter(c); }
+void post_cancel(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+    if (RequestInfo* r = s->requests.find(*c.request)) r->cancel_requested = true;
+  }
+  call_leave();
+}
+
+// Matched probes: remember the communicator of the probed message so that
+// MPI_Mrecv / MPI_Imrecv can be recorded as receives (full probe analysis is
+// a later step; here it keeps message matching exact).
+namespace {
+void remember_message(Call& c) {
+  State* s = state();
+  if (s == nullptr || !c.comm_ok || *c.message == MPI_MESSAGE_NULL || *c.message == MPI_MESSAGE_NO_PROC) return;
+  s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG};
+}
+}  // namespace
+
+void pre_mprobe(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_mprobe(Call& c, int rc) {
+  if (rc == MPI_SUCCESS) remember_message(c);
+  call_leave();
+}
+void pre_improbe(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_improbe(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && *c.flag) remember_message(c);
+  call_leave();
+}
+
+void pre_mrecv(Call& c) {
+  call_enter(c);
+  c.saved_message = *c.message;
+}
+void post_mrecv(Call& c, int rc) {
+  State* s = state();
+  if (s != nullptr && on_mpi_thread()) {
+    auto it = s->messages.find(message_key(c.saved_message));
+    if (it != s->messages.end()) {
+      if (rc == MPI_SUCCESS) {
+        record(Event::message(EventKind::Recv, raw_now(), it->second.comm, it->second.source, it->second.tag, 0));
+      }
+      s->messages.erase(it);
+    }
+  }
+  call_leave();
+}
+
+void pre_imrecv(Call& c) {
+  call_enter(c);
+  c.saved_message = *c.message;
+}
+void post_imrecv(Call& c, int rc) {
+  State* s = state();
+  if (s != nullptr && on_mpi_thread()) {
+    auto it = s->messages.find(message_key(c.saved_message));
+    if (it != s->messages.end()) {
+      if (rc == MPI_SUCCESS) {
+        RequestInfo r;
+        r.kind = RequestInfo::kRecv;
+        r.peer = it->second.source;
+        r.tag = it->second.tag;
+        track_and_start(*s, c, it->second.comm, r);
+      }
+      s->messages.erase(it);
+    }
+  }
+  call_leave();
+}
+
+}  // namespace onlinews::rt::hooks

@@ -1,0 +1,114 @@
+#include "mpi_transport.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace onlinews::rt {
+namespace {
+
+constexpr int kExchangeTag = 30217;  // + parity of the exchange (see exchange())
+
+void coll_combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<const analysis::CollRecord*>(in);
+  auto* b = static_cast<analysis::CollRecord*>(inout);
+  for (int i = 0; i < *len; ++i) analysis::combine(b[i], a[i]);
+}
+// MPI_Scan applies op(in, inout) with `in` from lower ranks: combine is
+// commutative here, so the order does not matter.
+void scan_combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<const analysis::ScanRecord*>(in);
+  auto* b = static_cast<analysis::ScanRecord*>(inout);
+  for (int i = 0; i < *len; ++i) analysis::combine(b[i], a[i]);
+}
+
+}  // namespace
+
+MpiTransport::MpiTransport(MPI_Comm world, const CommRegistry& comms) : world_(world), comms_(comms) {
+  PMPI_Comm_rank(world_, &rank_);
+  PMPI_Comm_size(world_, &size_);
+  PMPI_Type_contiguous(static_cast<int>(sizeof(analysis::CollRecord)), MPI_BYTE, &coll_type_);
+  PMPI_Type_commit(&coll_type_);
+  PMPI_Type_contiguous(static_cast<int>(sizeof(analysis::ScanRecord)), MPI_BYTE, &scan_type_);
+  PMPI_Type_commit(&scan_type_);
+  PMPI_Op_create(&coll_combine, 1, &coll_op_);
+  PMPI_Op_create(&scan_combine, 1, &scan_op_);
+}
+
+MpiTransport::~MpiTransport() {
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (finalized) return;
+  PMPI_Type_free(&coll_type_);
+  PMPI_Type_free(&scan_type_);
+  PMPI_Op_free(&coll_op_);
+  PMPI_Op_free(&scan_op_);
+}
+
+// NBX (Hoefler et al.): synchronous sends complete only when received, so
+// once all of a rank's sends are done it joins a nonblocking barrier; when
+// the barrier completes, every parcel of this exchange has been received.
+// Consecutive exchanges alternate tags: a fast rank may already send parcels
+// of the next exchange while a slow one is still probing in this one.
+void MpiTransport::exchange(const std::vector<analysis::Parcel>& out, std::vector<analysis::Parcel>& in) {
+  const int tag = kExchangeTag + static_cast<int>(exchanges_++ & 1u);
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(out.size());
+  for (const auto& p : out) {
+    if (p.data.empty()) continue;
+    reqs.emplace_back();
+    const auto n = static_cast<int>(std::min<std::size_t>(p.data.size(), INT_MAX));
+    PMPI_Issend(p.data.data(), n, MPI_BYTE, p.peer, tag, world_, &reqs.back());
+  }
+  in.clear();
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool in_barrier = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    PMPI_Iprobe(MPI_ANY_SOURCE, tag, world_, &flag, &st);
+    if (flag) {
+      int count = 0;
+      PMPI_Get_count(&st, MPI_BYTE, &count);
+      analysis::Parcel p;
+      p.peer = st.MPI_SOURCE;
+      p.data.resize(static_cast<std::size_t>(count));
+      PMPI_Recv(p.data.data(), count, MPI_BYTE, st.MPI_SOURCE, tag, world_, MPI_STATUS_IGNORE);
+      in.push_back(std::move(p));
+      continue;
+    }
+    if (!in_barrier) {
+      int done = 0;
+      PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+      if (done) {
+        PMPI_Ibarrier(world_, &barrier);
+        in_barrier = true;
+      }
+    } else {
+      int done = 0;
+      PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+    }
+  }
+  std::stable_sort(in.begin(), in.end(),
+                   [](const analysis::Parcel& a, const analysis::Parcel& b) { return a.peer < b.peer; });
+}
+
+void MpiTransport::allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) {
+  MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
+  if (c == MPI_COMM_NULL || n == 0) return;
+  PMPI_Allreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c);
+}
+
+void MpiTransport::scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) {
+  MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
+  if (c == MPI_COMM_NULL || n == 0) return;
+  std::vector<analysis::ScanRecord> result(n);
+  PMPI_Scan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c);
+  std::copy(result.begin(), result.end(), inout);
+}
+
+void MpiTransport::allreduce_max(double* inout, std::size_t n) {
+  PMPI_Allreduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, world_);
+}
+
+}  // namespace onlinews::rt

@@ -1,0 +1,140 @@
+// MPI_Finalize: unify definitions, write the /profile matrices (parallel
+// HDF5), definitions, topology, final attributes and the XDMF file, then print
+// the summary.  Collective over the tool's world communicator.
+#include <algorithm>
+
+#include "inline_analysis/metrics.hpp"
+#include "postpass/postpass.hpp"
+#include "state.hpp"
+
+namespace onlinews::rt {
+namespace {
+
+const char* const kXdmfMetrics[] = {"comp",          "mpi_point2point", "mpi_collective",   "mpi_latesender",
+                                    "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",   "mpi_latebroadcast",
+                                    "mpi_earlyreduce", "mpi_earlyscan",   "mpi_finalize_wait", "onlinews_overhead"};
+
+}  // namespace
+
+void finish_output(State& s) {
+  using analysis::kMetricCount;
+  ToolScope tool;
+  const analysis::Profile& prof = s.analyzer->profile();
+  const postpass::Unified u = postpass::unify(s.defs, s.analyzer->callpaths(), s.tool_world);
+  const auto ncp = static_cast<std::size_t>(u.n_callpaths);
+
+  // Per local location: run values by global call path, inclusive and exclusive.
+  const int nloc = prof.locations();
+  std::vector<std::vector<double>> excl(static_cast<std::size_t>(nloc));
+  std::vector<double> incl_all(ncp * kMetricCount, 0.0);  // summed over this rank's locations
+  for (int l = 0; l < nloc; ++l) {
+    const auto& run = prof.run_values(l);
+    auto& e = excl[static_cast<std::size_t>(l)];
+    e.assign(ncp * kMetricCount, 0.0);
+    const std::size_t local_cps = std::min(run.size() / kMetricCount, u.callpath_map.size());
+    for (std::size_t cp = 0; cp < local_cps; ++cp) {
+      const auto g = static_cast<std::size_t>(u.callpath_map[cp]);
+      for (int m = 0; m < kMetricCount; ++m) {
+        const double v = run[cp * kMetricCount + static_cast<std::size_t>(m)];
+        e[g * kMetricCount + static_cast<std::size_t>(m)] += v;
+        incl_all[g * kMetricCount + static_cast<std::size_t>(m)] += v;
+      }
+    }
+    for (std::size_t g = 0; g < ncp; ++g) analysis::to_exclusive(&e[g * kMetricCount], 1);
+  }
+
+  // Run-wide facts.
+  std::uint64_t fin = s.finalize_leave_ns, fin_max = 0;
+  PMPI_Allreduce(&fin, &fin_max, 1, MPI_UINT64_T, MPI_MAX, s.tool_world);
+  const double wall = fin_max > s.start_ns ? 1e-9 * static_cast<double>(fin_max - s.start_ns) : 0.0;
+  int threads = std::max(nloc, 1), max_threads = 1;
+  PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
+  unsigned long long unsupported = s.unsupported_calls + s.comms.untracked(), all_unsupported = 0;
+  PMPI_Allreduce(&unsupported, &all_unsupported, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+
+  // Topology: gather every rank's coordinates.
+  if (s.have_topology) {
+    const int nd = static_cast<int>(s.topology.dims.size());
+    s.my_coords.resize(static_cast<std::size_t>(nd), 0);
+    s.topology.coords.resize(s.rank == 0 ? static_cast<std::size_t>(nd) * s.size : 0);
+    PMPI_Gather(s.my_coords.data(), nd, MPI_INT32_T, s.topology.coords.data(), nd, MPI_INT32_T, 0, s.tool_world);
+  }
+
+  // Locations in column order (rank 0 knows it from the epoch rows).
+  int ncols = static_cast<int>(s.locations.size());
+  PMPI_Bcast(&ncols, 1, MPI_INT, 0, s.tool_world);
+  std::vector<io::LocationRow> locs = s.locations;
+  locs.resize(static_cast<std::size_t>(ncols));
+  PMPI_Bcast(locs.data(), ncols * 2, MPI_INT32_T, 0, s.tool_world);
+  std::vector<int> columns, column_location;
+  for (int c = 0; c < ncols; ++c) {
+    if (locs[static_cast<std::size_t>(c)].rank == s.rank && locs[static_cast<std::size_t>(c)].thread < nloc) {
+      columns.push_back(c);
+      column_location.push_back(locs[static_cast<std::size_t>(c)].thread);
+    }
+  }
+
+  std::vector<io::MetricDef> metrics;
+  for (int m = 0; m < kMetricCount; ++m) {
+    const auto& i = analysis::metric_info(m);
+    metrics.push_back({i.name, i.display, i.unit, i.description, i.parent});
+  }
+  int ok = s.output_ok ? 1 : 0;
+  if (s.rank == 0 && s.h5) {
+    bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics);
+    if (s.have_topology) w = s.h5->write_topology(s.topology) && w;
+    s.h5->set_attr("epochs", static_cast<std::int64_t>(s.totals.epochs));
+    s.h5->set_attr("wall_seconds", wall);
+    s.h5->set_attr("dropped_events", static_cast<std::int64_t>(s.totals.dropped));
+    s.h5->set_attr("max_threads", static_cast<std::int64_t>(max_threads));
+    s.h5->set_attr("cross_epoch_messages", static_cast<std::int64_t>(s.totals.cross_epoch));
+    s.h5->set_attr("unmatched_receives", static_cast<std::int64_t>(s.totals.unmatched));
+    s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_unsupported));
+    s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
+    std::string analyses;
+    for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
+    s.h5->set_attr("analyses", analyses);
+    s.h5->close();
+    if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
+  }
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, s.tool_world);
+  if (ok) {
+    std::string err;
+    const std::size_t k = columns.size();
+    const bool written = io::write_profile(
+        s.output_path, s.tool_world, metrics, u.n_callpaths, ncols, columns,
+        [&](int m, std::vector<double>& block) {
+          for (std::size_t c = 0; c < k; ++c) {
+            const auto& e = excl[static_cast<std::size_t>(column_location[c])];
+            for (std::size_t g = 0; g < ncp; ++g) block[g * k + c] = e[g * kMetricCount + static_cast<std::size_t>(m)];
+          }
+        },
+        err);
+    if (!written) log_warning(err);
+    if (s.rank == 0 && written) {
+      std::vector<std::string> xm(std::begin(kXdmfMetrics), std::end(kXdmfMetrics));
+      if (!io::write_xdmf(s.output_path, xm, ncols, s.totals.epochs, s.have_topology ? &s.topology : nullptr, err)) {
+        log_warning(err);
+      }
+    }
+  }
+
+  if (s.cfg.verbose >= 1) {
+    postpass::SummaryInput in;
+    in.output_path = s.output_ok ? s.output_path : "";
+    in.ranks = s.size;
+    in.max_threads = max_threads;
+    in.epochs = s.totals.epochs;
+    in.wall_seconds = wall;
+    in.analysis_seconds = s.totals.analysis_seconds;
+    in.dropped_events = s.totals.dropped;
+    in.cross_epoch_messages = s.totals.cross_epoch;
+    in.unmatched_receives = s.totals.unmatched;
+    in.unsupported_calls = all_unsupported;
+    in.skipped_epochs = s.totals.skipped;
+    in.rows = static_cast<int>(s.cfg.summary_rows);
+    postpass::print_summary(in, incl_all, u.n_callpaths, u, s.tool_world);
+  }
+}
+
+}  // namespace onlinews::rt

@@ -1,0 +1,87 @@
+#include "regions.hpp"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "config.hpp"
+#include "mpi_regions.gen.hpp"
+#include "runtime.hpp"
+
+namespace onlinews::rt {
+namespace {
+
+std::mutex g_mu;
+std::vector<analysis::RegionDef> g_all;      // every region, by id (guarded by g_mu)
+std::vector<std::string> g_filters;
+std::uint32_t g_tool_epoch = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
+
+std::uint32_t add_locked(analysis::RegionDef def) {
+  const auto id = static_cast<std::uint32_t>(g_all.size());
+  g_all.push_back(std::move(def));
+  return id;
+}
+
+// Small per-thread cache from name pointer to id.
+struct CacheEntry {
+  const char* ptr = nullptr;    // the caller's pointer
+  const char* name = nullptr;   // stable copy of the name it had
+  std::uint32_t id = 0;
+};
+// User regions and filtered names by name (guarded by g_mu).
+std::unordered_map<std::string, std::uint32_t> g_users;
+constexpr std::size_t kCache = 64;
+thread_local CacheEntry t_cache[kCache];
+
+}  // namespace
+
+void init_regions(const std::string& root_name, const std::vector<std::string>& filters) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_all.clear();
+  g_users.clear();
+  append_mpi_regions(g_all);
+  using analysis::RegionKind;
+  g_tool_epoch = add_locked({"onlinews_epoch", RegionKind::Tool, {}, {}, 0, "", 0});
+  g_tool_decide = add_locked({"onlinews_cut_decision", RegionKind::Tool, {}, {}, 0, "", 0});
+  g_tool_setup = add_locked({"onlinews_setup", RegionKind::Tool, {}, {}, 0, "", 0});
+  g_root = add_locked({root_name, RegionKind::Root, {}, {}, 0, "", 0});
+  g_filters = filters;
+}
+
+std::uint32_t user_region(const char* name) {
+  if (name == nullptr) name = "(null)";
+  const std::size_t slot = (reinterpret_cast<std::uintptr_t>(name) >> 3) % kCache;
+  CacheEntry& ce = t_cache[slot];
+  // A reused buffer may hold another name at the same address: compare.
+  if (ce.ptr == name && std::strcmp(ce.name, name) == 0) return ce.id;
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_users.find(name);
+  if (it == g_users.end()) {
+    bool skip = false;
+    for (const auto& f : g_filters) skip = skip || glob_match(f.c_str(), name);
+    std::uint32_t id = kFilteredRegion;
+    if (!skip) {
+      // A user region may share its name with an MPI or tool region; it is
+      // still a separate region of kind "user".
+      id = static_cast<std::uint32_t>(g_all.size());
+      g_all.push_back({name, analysis::RegionKind::User, {}, {}, 0, "", 0});
+    }
+    it = g_users.emplace(name, id).first;
+  }
+  ce.ptr = name;
+  ce.name = it->first.c_str();  // unordered_map keys never move
+  ce.id = it->second;
+  return ce.id;
+}
+
+void publish_regions(std::vector<analysis::RegionDef>& regions) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (std::size_t i = regions.size(); i < g_all.size(); ++i) regions.push_back(g_all[i]);
+}
+
+std::uint32_t tool_region_epoch() { return g_tool_epoch; }
+std::uint32_t tool_region_decide() { return g_tool_decide; }
+std::uint32_t tool_region_setup() { return g_tool_setup; }
+std::uint32_t root_region() { return g_root; }
+
+}  // namespace onlinews::rt

@@ -1,0 +1,146 @@
+// Globals of the runtime, thread attachment, logging and the public C API.
+#include "runtime.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "include/onlinews.h"
+#include "regions.hpp"
+#include "state.hpp"
+
+namespace onlinews::rt {
+
+bool g_recording = false;
+thread_local int t_in_tool = 0;
+thread_local ThreadBuffer* t_buffer = nullptr;
+bool g_use_tsc = false;
+
+namespace {
+State* g_state = nullptr;
+thread_local bool t_mpi_thread = false;
+}  // namespace
+
+State* state() { return g_state; }
+void set_state(State* s) { g_state = s; }
+void mark_mpi_thread() { t_mpi_thread = true; }
+bool on_mpi_thread() { return t_mpi_thread; }
+
+ThreadBuffer* attach_thread() {
+  State* s = g_state;
+  if (s == nullptr) return nullptr;
+  ThreadBuffer* b = s->buffers.get_or_create();
+  if (b == nullptr) {
+    s->buffers.note_unregistered_drop();
+    return nullptr;
+  }
+  t_buffer = b;
+  // Every location starts in its root region.
+  if (!t_mpi_thread) b->push(Event::enter(raw_now(), root_region()));
+  return b;
+}
+
+void log_warning(const std::string& msg, bool rank0_only) {
+  State* s = g_state;
+  if (rank0_only && s != nullptr && s->rank != 0) return;
+  std::fprintf(stderr, "onlinews: warning: %s\n", msg.c_str());
+  std::fflush(stderr);
+}
+
+void log_info(const std::string& msg) {
+  State* s = g_state;
+  if (s == nullptr || s->rank != 0 || s->cfg.verbose < 1) return;
+  std::fprintf(stderr, "onlinews: %s\n", msg.c_str());
+  std::fflush(stderr);
+}
+
+MPI_Status* scratch_statuses(int n) {
+  thread_local std::vector<MPI_Status> scratch;
+  if (n < 0) n = 0;
+  if (scratch.size() < static_cast<std::size_t>(n)) scratch.resize(static_cast<std::size_t>(n) + 16);
+  return scratch.data();
+}
+
+ClockMapper::Pair ClockMapper::sample() {
+  // Bracket the monotonic read between two raw reads and take the midpoint.
+  Pair p;
+  const std::uint64_t a = raw_now();
+  p.ns = monotonic_ns();
+  const std::uint64_t b = raw_now();
+  p.raw = a + (b - a) / 2;
+  return p;
+}
+
+const char* init_clock(ClockMapper& mapper) {
+  g_use_tsc = false;
+#if ONLINEWS_HAVE_TSC
+  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  if (cs >> name && name == "tsc") g_use_tsc = true;
+#endif
+  mapper.advance(ClockMapper::sample());
+  return g_use_tsc ? "tsc, interpolated to CLOCK_MONOTONIC at each epoch" : "CLOCK_MONOTONIC";
+}
+
+}  // namespace onlinews::rt
+
+// ---- public C API (include/onlinews.h) --------------------------------------
+
+namespace {
+// Open user regions of this thread, to repair mismatched ends.
+constexpr int kUserDepth = 256;
+thread_local std::uint32_t t_user_stack[kUserDepth];
+thread_local int t_user_depth = 0;
+thread_local int t_user_overflow = 0;  // regions beyond kUserDepth (not recorded)
+thread_local bool t_warned_mismatch = false;
+}  // namespace
+
+extern "C" void onlinews_region_begin(const char* name) {
+  using namespace onlinews::rt;
+  if (!recording()) return;
+  const std::uint32_t id = user_region(name);
+  if (id == kFilteredRegion) return;
+  if (t_user_depth >= kUserDepth) {
+    ++t_user_overflow;
+    return;
+  }
+  t_user_stack[t_user_depth++] = id;
+  record_enter(raw_now(), id);
+}
+
+extern "C" void onlinews_region_end(const char* name) {
+  using namespace onlinews::rt;
+  if (!recording()) return;
+  const std::uint32_t id = user_region(name);
+  if (id == kFilteredRegion) return;
+  if (t_user_overflow > 0) {
+    --t_user_overflow;
+    return;
+  }
+  int pos = t_user_depth - 1;
+  while (pos >= 0 && t_user_stack[pos] != id) --pos;
+  if (pos < 0) {
+    if (!t_warned_mismatch) {
+      t_warned_mismatch = true;
+      log_warning(std::string("onlinews_region_end(\"") + (name ? name : "(null)") +
+                      "\") without a matching begin on this thread; ignored (reported once per thread)",
+                  false);
+    }
+    return;
+  }
+  if (pos != t_user_depth - 1 && !t_warned_mismatch) {
+    t_warned_mismatch = true;
+    log_warning(std::string("onlinews_region_end(\"") + (name ? name : "(null)") +
+                    "\") closes regions that are still open inside it; they end here (reported once per thread)",
+                false);
+  }
+  const std::uint64_t t = raw_now();
+  while (t_user_depth > pos) {
+    --t_user_depth;
+    record_leave(t);
+  }
+}
+
+extern "C" int onlinews_active(void) { return onlinews::rt::recording() ? 1 : 0; }

@@ -1,0 +1,55 @@
+// Stage header of runtime/: process-wide state of the analyzer and the hot
+// recording path used by the PMPI wrappers and the user-region API.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "buffer.hpp"
+#include "clock.hpp"
+#include "event.hpp"
+
+namespace onlinews::rt {
+
+// True between a successful MPI_Init (with ONLINEWS_ENABLE=1) and the start of
+// MPI_Finalize.  Written only by the thread that initializes/finalizes MPI.
+extern bool g_recording;
+// > 0 while the calling thread runs onlinews code that calls MPI itself (the
+// epoch, HDF5 output): such calls pass straight through the wrappers.
+extern thread_local int t_in_tool;
+
+inline bool recording() { return g_recording && t_in_tool == 0; }
+
+// Scope in which MPI calls made by onlinews are not recorded.
+struct ToolScope {
+  ToolScope() { ++t_in_tool; }
+  ~ToolScope() { --t_in_tool; }
+  ToolScope(const ToolScope&) = delete;
+  ToolScope& operator=(const ToolScope&) = delete;
+};
+
+// The calling thread's buffer (attached on first use: a new thread starts
+// with an implicit Enter of its root region).
+extern thread_local ThreadBuffer* t_buffer;
+ThreadBuffer* attach_thread();
+
+inline void record(const Event& e) {
+  ThreadBuffer* b = t_buffer;
+  if (b == nullptr) b = attach_thread();
+  if (b != nullptr) b->push(e);
+}
+inline void record_enter(std::uint64_t t, std::uint32_t region) { record(Event::enter(t, region)); }
+inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
+
+// Region ids of onlinews' own regions and the root region (after the MPI
+// regions; see regions.hpp for user regions).
+std::uint32_t tool_region_epoch();
+std::uint32_t tool_region_decide();
+std::uint32_t tool_region_setup();
+std::uint32_t root_region();
+
+// True on the thread that initialized MPI (the one whose MPI calls are
+// analyzed).
+bool on_mpi_thread();
+
+}  // namespace onlinews::rt

@@ -1,0 +1,91 @@
+// Process-wide state of the runtime (internal to runtime/).  Created at
+// MPI_Init, destroyed at MPI_Finalize; touched by the MPI thread only, except
+// where a member says otherwise.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "comms.hpp"
+#include "config.hpp"
+#include "inline_analysis/analysis.hpp"
+#include "io/h5output.hpp"
+#include "requests.hpp"
+#include "runtime.hpp"
+
+namespace onlinews::rt {
+
+class MpiTransport;
+
+struct MessageInfo {  // MPI_Mprobe / MPI_Improbe result, until MPI_Mrecv / MPI_Imrecv
+  std::uint16_t comm = 0;
+  std::int32_t source = 0, tag = 0;
+};
+
+struct EpochTotals {
+  int epochs = 0;
+  double analysis_seconds = 0;  // sum over epochs of the slowest rank's time
+  std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0;
+  int skipped = 0;              // epochs analyzed for time only (lost events)
+  std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported
+};
+
+struct State {
+  Config cfg;
+  std::vector<std::string> warnings;
+  int rank = 0, size = 1;
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Comm tool_world = MPI_COMM_NULL;  // epoch control, exchanges, output
+
+  analysis::Definitions defs;
+  CommRegistry comms{defs};
+  RequestTable requests;  // MPI thread only
+  std::unordered_map<std::uint64_t, MessageInfo> messages;
+  BufferRegistry buffers;  // any thread (lock-free)
+  ClockMapper clock;
+  const char* clock_name = "";
+  std::unique_ptr<analysis::Analyzer> analyzer;
+  std::unique_ptr<MpiTransport> transport;
+  std::vector<analysis::LocationWindow> windows;  // reused every epoch
+
+  std::string exe, command, mpi_library, start_time;
+  std::uint64_t t_init_raw = 0;     // this rank's MPI_Init entry (raw clock)
+  std::uint64_t start_ns = 0;       // earliest MPI_Init entry over all ranks (ns)
+  std::uint64_t last_epoch_ns = 0;  // end of the previous epoch (this rank)
+  std::uint64_t finalize_leave_ns = 0;
+
+  // Output (name decided by rank 0 and broadcast; the file is rank 0's).
+  std::string output_path;
+  bool output_ok = false;
+  std::unique_ptr<io::H5Output> h5;          // rank 0
+  std::vector<io::LocationRow> locations;    // rank 0: global column order
+  std::unordered_map<std::uint64_t, int> location_column;  // rank 0: (rank<<32|thread) -> column
+
+  io::Topology topology;  // first Cartesian communicator spanning all ranks
+  bool have_topology = false;
+  std::vector<std::int32_t> my_coords;  // this rank's coordinates in it
+
+  EpochTotals totals;
+  std::uint64_t unsupported_calls = 0;  // MPI calls recorded as time only
+  bool warned_threads = false;
+};
+
+// The state, or nullptr before MPI_Init / after MPI_Finalize / when disabled.
+State* state();
+
+// Prints "onlinews: <msg>" to stderr (rank 0 only when `rank0_only`).
+void log_warning(const std::string& msg, bool rank0_only = true);
+void log_info(const std::string& msg);  // rank 0, verbose >= 1
+
+// epoch.cpp
+void on_eligible_collective(int comm_id);
+void run_epoch(bool final);
+// output.cpp
+void open_output(State& s);
+void write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds);
+void finish_output(State& s);
+
+}  // namespace onlinews::rt
