@@ -1,6 +1,7 @@
 // time, visits and the time categories (execution, comp, mpi and its groups,
 // onlinews_overhead): exclusive time of every call path, from the intervals
 // between consecutive Enter/Leave events of each location.
+#include <climits>
 #include <unordered_map>
 
 #include "../pattern.hpp"
@@ -37,8 +38,9 @@ class TimeVisits final : public Pattern {
  private:
   // Time since the location's previous Enter/Leave belongs to `cp`.
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
-    auto& last = last_[ctx.location()];
-    if (cp != kNoCallpath && last > 0 && now > last) {
+    auto it = last_.try_emplace(ctx.location(), kNever).first;
+    std::int64_t& last = it->second;
+    if (cp != kNoCallpath && last != kNever && now > last) {
       const RegionDef* r = ctx.defs().region(ctx.callpaths().node(cp).region);
       ctx.add_inclusive_at(category(r), ctx.location(), cp, secs(now - last));
     }
@@ -52,6 +54,7 @@ class TimeVisits final : public Pattern {
     charge(ctx, ctx.callpath(), static_cast<std::int64_t>(e.time));
   }
 
+  static constexpr std::int64_t kNever = INT64_MIN;
   std::unordered_map<int, std::int64_t> last_;  // per location, persists across epochs
 };
 

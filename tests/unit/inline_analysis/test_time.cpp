@@ -1,0 +1,52 @@
+// Time, visits and the time categories; exclusive conversion of the metric tree.
+#include <catch2/catch.hpp>
+
+#include "../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+TEST_CASE("time categories and visits", "[time]") {
+  // main 0-10: solve 1-9 containing work 2-5 and an MPI_Send 5-6, twice work.
+  auto r = make_ranks(1);
+  r[0].enter(1.0, kSolve);
+  r[0].region(2.0, 5.0, kWork);
+  r[0].send(5.0, 6.0, 0, 0, 0);
+  r[0].region(6.0, 7.0, kWork);
+  r[0].leave(9.0);
+  r[0].recv(9.0, 9.5, 0);
+  r[0].leave(10.0);
+  auto res = replay(r);
+  const auto& a = *res[0].analyzer;
+  CHECK(value(a, Metric::time) == Approx(10.0));
+  CHECK(value(a, Metric::time, kWork) == Approx(4.0));
+  CHECK(value(a, Metric::time, kSolve) == Approx(8.0 - 5.0));  // exclusive of work and the send
+  CHECK(value(a, Metric::comp) == Approx(10.0 - 1.5));
+  CHECK(value(a, Metric::mpi) == Approx(1.5));
+  CHECK(value(a, Metric::mpi_point2point) == Approx(1.5));
+  CHECK(value(a, Metric::execution) == Approx(10.0));
+  CHECK(value(a, Metric::visits, kWork) == 2.0);
+  CHECK(value(a, Metric::visits, kMain) == 1.0);
+}
+
+TEST_CASE("exclusive values in the metric tree", "[metrics]") {
+  std::vector<double> v(analysis::kMetricCount, 0.0);
+  v[idx(Metric::time)] = 10;
+  v[idx(Metric::execution)] = 9;
+  v[idx(Metric::onlinews_overhead)] = 1;
+  v[idx(Metric::comp)] = 6;
+  v[idx(Metric::mpi)] = 3;
+  v[idx(Metric::mpi_communication)] = 3;
+  v[idx(Metric::mpi_point2point)] = 3;
+  v[idx(Metric::mpi_latesender)] = 2;
+  v[idx(Metric::mpi_latesender_wo)] = 0.5;
+  v[idx(Metric::mpi_lswo_same)] = 0.5;
+  analysis::to_exclusive(v.data(), 1);
+  CHECK(v[idx(Metric::time)] == 0.0);
+  CHECK(v[idx(Metric::execution)] == 0.0);
+  CHECK(v[idx(Metric::mpi_point2point)] == 1.0);
+  CHECK(v[idx(Metric::mpi_latesender)] == 1.5);
+  CHECK(v[idx(Metric::mpi_latesender_wo)] == 0.0);
+  CHECK(v[idx(Metric::mpi_lswo_same)] == 0.5);
+  CHECK(v[idx(Metric::comp)] == 6.0);
+}

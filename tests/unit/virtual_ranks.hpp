@@ -1,0 +1,171 @@
+// Hand-built event streams of several virtual ranks, replayed by the real
+// Analyzer through the in-process transport (no MPI).  Times are given in
+// seconds and stored in ns.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inline_analysis/analysis.hpp"
+#include "inline_analysis/local_transport.hpp"
+#include "mpi_regions.gen.hpp"
+#include "runtime/event.hpp"
+
+namespace onlinews::test {
+
+using analysis::Metric;
+using rt::MpiRegion;
+
+inline std::uint64_t ns(double seconds) { return static_cast<std::uint64_t>(std::llround(seconds * 1e9)); }
+
+// Region ids after the MPI regions.
+constexpr std::uint32_t kMain = rt::kMpiRegionCount;  // root region
+constexpr std::uint32_t kWork = rt::kMpiRegionCount + 1;
+constexpr std::uint32_t kSolve = rt::kMpiRegionCount + 2;
+
+class VRank {
+ public:
+  VRank(int rank, int size) {
+    defs.world_rank = rank;
+    defs.world_size = size;
+    rt::append_mpi_regions(defs.regions);
+    defs.regions.push_back({"main", analysis::RegionKind::Root, {}, {}, 0, "", 0});
+    defs.regions.push_back({"work", analysis::RegionKind::User, {}, {}, 0, "", 0});
+    defs.regions.push_back({"solve", analysis::RegionKind::User, {}, {}, 0, "", 0});
+    analysis::CommDef world;
+    world.gid = 1;
+    world.size = size;
+    world.my_rank = rank;
+    for (int r = 0; r < size; ++r) world.world_ranks.push_back(r);
+    defs.comms.push_back(world);
+  }
+  // Adds a communicator (members in comm-rank order); returns its local id.
+  std::uint16_t add_comm(std::uint64_t gid, const std::vector<int>& members) {
+    analysis::CommDef c;
+    c.gid = gid;
+    c.size = static_cast<int>(members.size());
+    c.world_ranks = members;
+    for (int i = 0; i < c.size; ++i) {
+      if (members[static_cast<std::size_t>(i)] == defs.world_rank) c.my_rank = i;
+    }
+    defs.comms.push_back(c);
+    return static_cast<std::uint16_t>(defs.comms.size() - 1);
+  }
+
+  void enter(double t, std::uint32_t region) { events.push_back(Event::enter(ns(t), region)); }
+  void leave(double t) { events.push_back(Event::leave(ns(t))); }
+  // A region with nothing inside.
+  void region(double t0, double t1, std::uint32_t r) {
+    enter(t0, r);
+    leave(t1);
+  }
+  void send(double t0, double t1, int dest, int tag = 0, std::uint64_t bytes = 8,
+            std::uint32_t region = rt::kRegion_MPI_Send, std::uint8_t flags = 0, std::uint16_t comm = 0) {
+    enter(t0, region);
+    events.push_back(Event::message(EventKind::Send, ns(t0), comm, dest, tag, bytes, 0, flags));
+    leave(t1);
+  }
+  void recv(double t0, double t1, int src, int tag = 0, std::uint16_t comm = 0) {
+    enter(t0, rt::kRegion_MPI_Recv);
+    events.push_back(Event::message(EventKind::Recv, ns(t1), comm, src, tag, 0));
+    leave(t1);
+  }
+  void isend(double t0, double t1, int dest, int tag, std::uint64_t bytes, std::uint32_t req,
+             std::uint8_t flags = 0, std::uint16_t comm = 0) {
+    enter(t0, flags & evflag::kSynchronous ? rt::kRegion_MPI_Issend : rt::kRegion_MPI_Isend);
+    events.push_back(Event::message(EventKind::SendRequest, ns(t0), comm, dest, tag, bytes, req, flags));
+    leave(t1);
+  }
+  void irecv(double t0, double t1, int src, int tag, std::uint32_t req, std::uint16_t comm = 0) {
+    enter(t0, rt::kRegion_MPI_Irecv);
+    events.push_back(Event::message(EventKind::RecvRequest, ns(t0), comm, src, tag, 0, req));
+    leave(t1);
+  }
+  // Completion call (Wait, Waitall, Test...) of the given requests; receives
+  // list their actual (source, tag).
+  struct Done {
+    std::uint32_t req;
+    bool recv;
+    int src = 0, tag = 0;
+  };
+  void complete(double t0, double t1, std::uint32_t region, const std::vector<Done>& done, bool by_test = false,
+                std::uint16_t comm = 0) {
+    enter(t0, region);
+    for (const auto& d : done) {
+      const std::uint8_t f = by_test ? evflag::kByTest : 0;
+      events.push_back(d.recv ? Event::message(EventKind::RecvComplete, ns(t1), comm, d.src, d.tag, 0, d.req, f)
+                              : Event::message(EventKind::SendComplete, ns(t1), comm, 0, 0, 0, d.req, f));
+    }
+    leave(t1);
+  }
+  void coll(double t0, double t1, std::uint32_t region, int root = -1, std::uint64_t out = 8, std::uint64_t in = 8,
+            std::uint16_t comm = 0) {
+    enter(t0, region);
+    events.push_back(Event::collective_end(ns(t1), comm, root, out, in));
+    leave(t1);
+  }
+  // Ends the current epoch's window here (events before go to one epoch).
+  void cut() { cuts.push_back(events.size()); }
+
+  analysis::Definitions defs;
+  std::vector<Event> events;
+  std::vector<std::size_t> cuts;
+};
+
+// Inclusive value of `m` summed over all call paths whose region is `region`
+// (kNoRegion: all call paths), location 0.
+constexpr std::uint32_t kAnyRegion = 0xffffffffu;
+inline double value(const analysis::Analyzer& a, Metric m, std::uint32_t region = kAnyRegion) {
+  double v = 0;
+  const auto& cps = a.callpaths();
+  for (std::uint32_t cp = 0; cp < cps.size(); ++cp) {
+    if (region == kAnyRegion || cps.node(cp).region == region) v += a.profile().run_value(0, cp, m);
+  }
+  return v;
+}
+
+struct RankResult {
+  double get(Metric m, std::uint32_t region = kAnyRegion) const { return value(*analyzer, m, region); }
+  std::unique_ptr<analysis::Analyzer> analyzer;
+  std::vector<analysis::EpochFacts> facts;
+};
+
+// Replays every rank's stream (split at its cuts: all ranks need the same
+// number of cuts) and returns each rank's analyzer.
+inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std::string> selection = {"all"}) {
+  const int n = static_cast<int>(ranks.size());
+  std::vector<RankResult> out(static_cast<std::size_t>(n));
+  analysis::LocalWorld world(n);
+  world.run([&](int r, analysis::Transport& t) {
+    VRank& vr = ranks[static_cast<std::size_t>(r)];
+    analysis::AnalysisOptions o;
+    o.selection = selection;
+    auto a = std::make_unique<analysis::Analyzer>(vr.defs, o);
+    std::size_t begin = 0;
+    auto bounds = vr.cuts;
+    bounds.push_back(vr.events.size());
+    for (std::size_t end : bounds) {
+      std::vector<analysis::LocationWindow> w(1);
+      w[0].location = 0;
+      w[0].events.assign(vr.events.begin() + static_cast<std::ptrdiff_t>(begin),
+                         vr.events.begin() + static_cast<std::ptrdiff_t>(end));
+      out[static_cast<std::size_t>(r)].facts.push_back(a->run_epoch(w, t));
+      begin = end;
+    }
+    out[static_cast<std::size_t>(r)].analyzer = std::move(a);
+  });
+  return out;
+}
+
+// n virtual ranks, each already inside its root region at t = 0.
+inline std::vector<VRank> make_ranks(int n) {
+  std::vector<VRank> v;
+  for (int r = 0; r < n; ++r) {
+    v.emplace_back(r, n);
+    v.back().enter(0.0, kMain);
+  }
+  return v;
+}
+
+}  // namespace onlinews::test
