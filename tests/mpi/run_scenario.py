@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""Runs one MPI scenario program under mpirun with onlinews and checks its HDF5
+output against the expectations in <name>.expect (see README in this folder).
+
+Needs Debian's h5py: run with /usr/bin/python3.
+"""
+import argparse
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "tools" / "python"))
+import onlinews_h5  # noqa: E402
+
+
+def parse_expect(path):
+    spec = {"np": 4, "env": {}, "args": [], "exit": 0, "stderr": [], "no_stderr": [], "output": None,
+            "pre_create": [], "checks": [], "timeout": 120}
+    for no, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = shlex.split(line)
+        key, rest = words[0], words[1:]
+        if key == "np":
+            spec["np"] = int(rest[0])
+        elif key == "env":
+            for kv in rest:
+                k, _, v = kv.partition("=")
+                spec["env"][k] = v
+        elif key == "args":
+            spec["args"] = rest
+        elif key == "exit":
+            spec["exit"] = int(rest[0])
+        elif key == "timeout":
+            spec["timeout"] = int(rest[0])
+        elif key == "stderr":
+            spec["stderr"].append(" ".join(rest))
+        elif key == "no-stderr":
+            spec["no_stderr"].append(" ".join(rest))
+        elif key == "output":
+            spec["output"] = rest[0]
+        elif key == "pre-create":
+            spec["pre_create"].append(rest[0])
+        elif key in ("expect", "atleast", "atmost", "attr", "epochs-equal"):
+            spec["checks"].append((no, key, rest))
+        else:
+            sys.exit(f"{path}:{no}: unknown directive '{key}'")
+    return spec
+
+
+def metric_query(result, rest):
+    """METRIC [rank=R] [region=NAME] [excl] -> value, description."""
+    metric, kw, excl, nums = rest[0], {}, False, []
+    for w in rest[1:]:
+        if "=" in w:
+            k, v = w.split("=", 1)
+            kw[k] = v
+        elif w == "excl":
+            excl = True
+        else:
+            nums.append(float(w))
+    rank = int(kw["rank"]) if "rank" in kw else None
+    value = result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"))
+    where = f"{metric}{'(excl)' if excl else ''} rank={'all' if rank is None else rank}" + \
+            (f" region={kw['region']}" if "region" in kw else "") + (f" under={kw['under']}" if "under" in kw else "")
+    return value, where, nums
+
+
+def validate(result):
+    """Checks every file must pass, whatever the scenario."""
+    problems = []
+    a = result.attrs
+    if a.get("format") != "onlinews" or int(a.get("format_version", 0)) != 1:
+        problems.append("root attributes format/format_version")
+    for key in ("tool_version", "command", "ranks", "max_threads", "epochs", "wall_seconds", "dropped_events",
+                "clock", "mpi_library", "start_time"):
+        if key not in a:
+            problems.append(f"missing root attribute {key}")
+    ncp, nloc = len(result.cp_region), len(result.loc_rank)
+    for m in result.metrics:
+        d = result.f["profile/" + m]
+        if d.shape != (ncp, nloc):
+            problems.append(f"/profile/{m} has shape {d.shape}, expected {(ncp, nloc)}")
+        if result.metric_unit[m] == "sec" and d.size and d[:].min() < -1e-6:
+            problems.append(f"/profile/{m} has negative exclusive values ({d[:].min():.3g})")
+        e = result.f["epochs/" + m]
+        if e.shape[0] != int(a["epochs"]):
+            problems.append(f"/epochs/{m} has {e.shape[0]} rows for {a['epochs']} epochs")
+    if result.f["epochs/table"].shape[0] != int(a["epochs"]):
+        problems.append("/epochs/table rows != epochs attribute")
+    # The per-epoch rows add up to the profile.
+    for m in ("time", "mpi_latesender", "mpi_barrier_wait", "visits"):
+        tot = float(result.f["profile/" + m][:].sum())
+        ep = float(result.f["epochs/" + m][:].sum())
+        if not math.isclose(tot, ep, rel_tol=1e-6, abs_tol=1e-9):
+            problems.append(f"/epochs/{m} sums to {ep}, /profile/{m} to {tot}")
+    if not os.path.exists(str(Path(result.path).with_suffix(".xdmf"))):
+        problems.append("no .xdmf file next to the HDF5 file")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--expect", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    args = ap.parse_args()
+    spec = parse_expect(args.expect)
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    for f in spec["pre_create"]:
+        (work / f).write_text("existing file that must not be overwritten\n")
+    env = dict(os.environ)
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                "OMPI_MCA_rmaps_base_oversubscribe": "1", "ONLINEWS_OUTPUT": str(work / f"{args.name}.h5")})
+    for k, v in spec["env"].items():
+        env[k] = v.replace("@WORKDIR@", str(work))
+    cmd = [args.mpiexec, "--oversubscribe", "-np", str(spec["np"]), args.exe] + spec["args"]
+    print("$", " ".join(cmd), flush=True)
+    try:
+        p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=spec["timeout"])
+    except subprocess.TimeoutExpired:
+        print(f"FAIL: timed out after {spec['timeout']} s (hang)")
+        return 1
+    sys.stdout.write(p.stdout)
+    sys.stdout.write(p.stderr)
+    failures = []
+    if p.returncode != spec["exit"]:
+        failures.append(f"exit code {p.returncode}, expected {spec['exit']}")
+    for rx in spec["stderr"]:
+        if not re.search(rx, p.stderr):
+            failures.append(f"stderr does not match /{rx}/")
+    for rx in spec["no_stderr"]:
+        if re.search(rx, p.stderr):
+            failures.append(f"stderr matches /{rx}/ but must not")
+    out = spec["output"] or f"{args.name}.h5"
+    checks = spec["checks"]
+    if out == "none":
+        leftovers = list(work.glob("*.h5"))
+        if leftovers:
+            failures.append(f"no output expected, found {leftovers}")
+    else:
+        path = work / out
+        if not path.exists():
+            failures.append(f"output file {path} missing")
+            checks = []
+        else:
+            result = onlinews_h5.Result(str(path))
+            failures += validate(result)
+            for no, key, rest in checks:
+                if key == "attr":
+                    name, op, want = rest
+                    got = result.attrs.get(name)
+                    try:
+                        gotv, wantv = float(got), float(want)
+                    except (TypeError, ValueError):
+                        gotv, wantv = str(got), want
+                    ok = {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
+                          "<": gotv < wantv}[op]
+                    line = f"attr {name} = {got} (want {op} {want})"
+                else:
+                    value, where, nums = metric_query(result, rest)
+                    if key == "expect":
+                        want, tol = nums
+                        ok = abs(value - want) <= tol
+                        line = f"{where}: {value:.4f} (want {want} +- {tol})"
+                    elif key == "atleast":
+                        ok = value >= nums[0]
+                        line = f"{where}: {value:.4f} (want >= {nums[0]})"
+                    else:
+                        ok = value <= nums[0]
+                        line = f"{where}: {value:.4f} (want <= {nums[0]})"
+                print(("  ok   " if ok else "  FAIL ") + line)
+                if not ok:
+                    failures.append(f"line {no}: {line}")
+    for f in failures:
+        print("FAIL:", f)
+    print("PASS" if not failures else f"{len(failures)} failure(s)")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

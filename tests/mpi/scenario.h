@@ -1,0 +1,28 @@
+/* Helpers for the MPI scenario programs: exact sleeps (waits are then exact
+ * even with more ranks than cores) and a common start line. */
+#ifndef ONLINEWS_SCENARIO_H
+#define ONLINEWS_SCENARIO_H
+#include <errno.h>
+#include <mpi.h>
+#include <time.h>
+
+static inline void sleep_s(double s) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static inline int world_rank(void) {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+static inline int world_size(void) {
+  int s;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+#endif

@@ -1,0 +1,103 @@
+"""Reading onlinews result files (format version 1) with h5py.
+
+Needs Debian's h5py (run with /usr/bin/python3).  The file stores *exclusive*
+values along both the metric tree and the call tree; the helpers here give
+the natural quantities: a metric including its sub-metrics, summed over call
+paths, per rank.
+
+    import onlinews_h5 as ow
+    r = ow.Result("run.h5")
+    r.value("mpi_latesender", rank=1, region="MPI_Recv")   # seconds
+    r.per_rank("mpi_latesender")                            # numpy array [ranks]
+"""
+import h5py
+import numpy as np
+
+
+def _s(x):
+    return x.decode() if isinstance(x, (bytes, np.bytes_)) else str(x)
+
+
+class Result:
+    def __init__(self, path):
+        self.path = path
+        self.f = h5py.File(path, "r")
+        f = self.f
+        self.attrs = {k: (_s(v) if isinstance(v, (bytes, np.bytes_, str)) else v) for k, v in f.attrs.items()}
+        m = f["definitions/metrics"][:]
+        self.metrics = [_s(x) for x in m["name"]]
+        self.metric_parent = [int(x) for x in m["parent"]]
+        self.metric_unit = {self.metrics[i]: _s(u) for i, u in enumerate(m["unit"])}
+        reg = f["definitions/regions"][:]
+        self.region_names = [_s(x) for x in reg["name"]]
+        self.region_kinds = [_s(x) for x in reg["kind"]]
+        cp = f["definitions/callpaths"][:]
+        self.cp_parent = [int(x) for x in cp["parent"]]
+        self.cp_region = [int(x) for x in cp["region"]]
+        loc = f["definitions/locations"][:]
+        self.loc_rank = np.array([int(x) for x in loc["rank"]])
+        self.loc_thread = np.array([int(x) for x in loc["thread"]])
+        self.ranks = int(self.attrs.get("ranks", self.loc_rank.max() + 1 if len(self.loc_rank) else 0))
+
+    # --- metric tree -----------------------------------------------------
+    def descendants(self, metric):
+        i = self.metrics.index(metric)
+        out, todo = [], [i]
+        while todo:
+            j = todo.pop()
+            out.append(j)
+            todo += [k for k, p in enumerate(self.metric_parent) if p == j]
+        return [self.metrics[k] for k in out]
+
+    def exclusive(self, metric):
+        """[callpaths, locations] as stored."""
+        return self.f["profile/" + metric][:]
+
+    def inclusive(self, metric):
+        """[callpaths, locations]: the metric including all its sub-metrics."""
+        return sum(self.exclusive(m) for m in self.descendants(metric))
+
+    # --- call paths ------------------------------------------------------
+    def callpath_name(self, cp):
+        names = []
+        while cp >= 0:
+            names.append(self.region_names[self.cp_region[cp]])
+            cp = self.cp_parent[cp]
+        return " > ".join(reversed(names))
+
+    def callpaths_of_region(self, region):
+        return [cp for cp, r in enumerate(self.cp_region) if self.region_names[r] == region]
+
+    def callpaths_under(self, region):
+        """Call paths that have `region` on their path (itself included)."""
+        out = []
+        for cp in range(len(self.cp_region)):
+            c = cp
+            while c >= 0:
+                if self.region_names[self.cp_region[c]] == region:
+                    out.append(cp)
+                    break
+                c = self.cp_parent[c]
+        return out
+
+    # --- values ----------------------------------------------------------
+    def value(self, metric, rank=None, region=None, exclusive=False, under=None):
+        """Sum of a metric over call paths (those whose last region is
+        `region` and that lie below region `under`, if given) and over the
+        locations of `rank` (all, if None)."""
+        a = self.exclusive(metric) if exclusive else self.inclusive(metric)
+        cps = set(range(a.shape[0]))
+        if region is not None:
+            cps &= set(self.callpaths_of_region(region))
+        if under is not None:
+            cps &= set(self.callpaths_under(under))
+        a = a[sorted(cps), :]
+        cols = slice(None) if rank is None else (self.loc_rank == rank)
+        return float(a[:, cols].sum())
+
+    def per_rank(self, metric, region=None, exclusive=False):
+        return np.array([self.value(metric, r, region, exclusive) for r in range(self.ranks)])
+
+    def epoch_totals(self, metric):
+        """[epochs] sum over locations of the metric including sub-metrics."""
+        return sum(self.f["epochs/" + m][:] for m in self.descendants(metric)).sum(axis=1)
