@@ -21,7 +21,7 @@ import onlinews_h5  # noqa: E402
 
 def parse_expect(path):
     spec = {"np": 4, "env": {}, "args": [], "exit": 0, "stderr": [], "no_stderr": [], "output": None,
-            "pre_create": [], "checks": [], "timeout": 120}
+            "pre_create": [], "checks": [], "timeout": 120, "stderr_count": [], "unchanged": []}
     for no, raw in enumerate(Path(path).read_text().splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -42,6 +42,10 @@ def parse_expect(path):
             spec["timeout"] = int(rest[0])
         elif key == "stderr":
             spec["stderr"].append(" ".join(rest))
+        elif key == "stderr-count":
+            spec["stderr_count"].append((int(rest[0]), " ".join(rest[1:])))
+        elif key == "unchanged":
+            spec["unchanged"].append(rest[0])
         elif key == "no-stderr":
             spec["no_stderr"].append(" ".join(rest))
         elif key == "output":
@@ -140,6 +144,13 @@ def main():
     for rx in spec["stderr"]:
         if not re.search(rx, p.stderr):
             failures.append(f"stderr does not match /{rx}/")
+    for n, text in spec["stderr_count"]:
+        got = p.stderr.count(text)
+        if got != n:
+            failures.append(f"stderr contains '{text}' {got} times, expected {n}")
+    for f in spec["unchanged"]:
+        if (work / f).read_text() != "existing file that must not be overwritten\n":
+            failures.append(f"{f} was modified")
     for rx in spec["no_stderr"]:
         if re.search(rx, p.stderr):
             failures.append(f"stderr matches /{rx}/ but must not")

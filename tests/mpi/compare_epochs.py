@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Online equals post-mortem: runs one program with ONLINEWS_EPOCH_SECONDS=0
+(a cut at every eligible collective) and with inf (one epoch at
+MPI_Finalize) and checks that the total waiting time agrees within 0.5 %,
+each wait-state metric within 0.5 % or 15 ms, and counts exactly.
+
+The two runs are two executions: their waits differ by sleep and scheduling
+jitter.  On an oversubscribed 2-core machine a rank can leave a barrier a few
+milliseconds after the others (it waits for a core), so a small metric such
+as the wait at MPI_Finalize after the last epoch differs by up to ~10 ms; the
+absolute floor covers that, the total stays within 0.5 %."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python"))
+import onlinews_h5  # noqa: E402
+
+WAIT_STATES = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait",
+               "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_finalize_wait"]
+COUNTS = ["visits", "comms_send", "comms_recv", "bytes", "mpi_cls_count"]
+
+
+def run(args, work, epoch_seconds):
+    out = work / f"epochs_{epoch_seconds}.h5"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS=epoch_seconds)
+    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.np), args.exe]
+    print("$ ONLINEWS_EPOCH_SECONDS=%s %s" % (epoch_seconds, " ".join(cmd)), flush=True)
+    p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+    sys.stdout.write(p.stderr)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: exit code {p.returncode}")
+    return onlinews_h5.Result(str(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--rel", type=float, default=0.005)
+    ap.add_argument("--abs", type=float, default=0.015)
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    online = run(args, work, "0")
+    post = run(args, work, "inf")
+    failures = []
+    e_on, e_post = int(online.attrs["epochs"]), int(post.attrs["epochs"])
+    print(f"epochs: online {e_on}, post-mortem {e_post}")
+    if e_on < 10 or e_post != 1:
+        failures.append(f"expected >= 10 online epochs and 1 post-mortem epoch, got {e_on} and {e_post}")
+    for m in WAIT_STATES:
+        a, b = online.value(m), post.value(m)
+        ok = abs(a - b) <= max(args.rel * max(a, b), args.abs)
+        print(f"  {'ok  ' if ok else 'FAIL'} {m:22s} online {a:9.4f} s  post-mortem {b:9.4f} s")
+        if not ok:
+            failures.append(m)
+    ta, tb = sum(online.value(m) for m in WAIT_STATES), sum(post.value(m) for m in WAIT_STATES)
+    ok = abs(ta - tb) <= args.rel * max(ta, tb)
+    print(f"  {'ok  ' if ok else 'FAIL'} {'total waiting time':22s} online {ta:9.4f} s  post-mortem {tb:9.4f} s "
+          f"({100 * abs(ta - tb) / max(ta, tb):.3f} %)")
+    if not ok:
+        failures.append("total waiting time")
+    for m in COUNTS:  # exact: independent of timing
+        # visits differ by the epochs' own tool regions; compare MPI and user call paths only
+        a = sum(online.value(m, region=r) for r in set(online.region_names) if not r.startswith("onlinews_"))
+        b = sum(post.value(m, region=r) for r in set(post.region_names) if not r.startswith("onlinews_"))
+        ok = a == b
+        print(f"  {'ok  ' if ok else 'FAIL'} {m:22s} online {a:9.0f}    post-mortem {b:9.0f}")
+        if not ok:
+            failures.append(m)
+    total = post.value("mpi_latesender") + post.value("mpi_wait_nxn")
+    if total < 8.0:
+        failures.append(f"the program should wait several seconds, waited {total:.2f} s")
+    print("PASS" if not failures else "FAIL: " + ", ".join(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

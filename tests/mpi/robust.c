@@ -1,0 +1,44 @@
+/* Robustness scenarios (see the robust_*.expect files).  Modes:
+ *   events N   N user regions per rank plus a ring of zero-byte messages and
+ *              no collective before MPI_Finalize: with a small ONLINEWS_BUFFER
+ *              the buffer fills and events are dropped.
+ *   exit C     a barrier, then MPI_Finalize and exit code C: the analyzer
+ *              must not change the application's exit code.
+ *   plain      the late-sender pair of late_sender_chain.c, once: rank 1
+ *              waits 0.3 s for rank 0 (used with bad settings).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onlinews.h"
+#include "scenario.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int rank = world_rank(), size = world_size();
+  const char* mode = argc > 1 ? argv[1] : "plain";
+  int code = 0, x = 0;
+  if (strcmp(mode, "events") == 0) {
+    const long n = argc > 2 ? atol(argv[2]) : 100000;
+    for (long i = 0; i < n; ++i) {
+      onlinews_region_begin("tiny");
+      onlinews_region_end("tiny");
+    }
+    MPI_Sendrecv_replace(&x, 1, MPI_INT, (rank + 1) % size, 0, (rank + size - 1) % size, 0, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+  } else if (strcmp(mode, "exit") == 0) {
+    code = argc > 2 ? atoi(argv[2]) : 3;
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      sleep_s(0.3);
+      MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+      MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return code;
+}
