@@ -1,0 +1,52 @@
+#!/bin/bash
+# Installs onlinews into a temporary prefix and builds a user program three
+# ways: CMake find_package, pkg-config, and an unmodified binary with
+# LD_PRELOAD.  Each run must write a result file with rank 1's barrier wait.
+# usage: run_install_test.sh BUILD_DIR SOURCE_DIR MPIEXEC PYTHON
+set -euo pipefail
+build=$1 src=$2 mpiexec=$3 python=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ONLINEWS_VERBOSE=0
+cmake --install "$build" --prefix "$work/prefix" > /dev/null
+
+check() {  # file
+  "$python" - "$1" "$src/tools/python" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import onlinews_h5
+r = onlinews_h5.Result(sys.argv[1])
+w = r.value("mpi_barrier_wait", rank=1, under="phase")
+print(f"{sys.argv[1]}: rank 1 waits {w:.3f} s at the barrier")
+sys.exit(0 if abs(w - 0.2) < 0.03 else 1)
+PY
+}
+
+# 1. CMake package
+cmake -S "$src/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
+cmake --build "$work/cmake" > /dev/null
+ONLINEWS_OUTPUT="$work/cmake.h5" "$mpiexec" --oversubscribe -np 2 "$work/cmake/consumer"
+check "$work/cmake.h5"
+
+# 2. pkg-config
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+mpicc "$src/tests/install/consumer/main.c" -o "$work/pc" $(pkg-config --cflags --libs onlinews)
+ONLINEWS_OUTPUT="$work/pc.h5" "$mpiexec" --oversubscribe -np 2 "$work/pc"
+check "$work/pc.h5"
+
+# 3. LD_PRELOAD on a binary that was not linked with onlinews (weak stubs
+#    stand in for the region calls).
+cat > "$work/stubs.c" <<'C'
+void onlinews_region_begin(const char* n) __attribute__((weak));
+void onlinews_region_end(const char* n) __attribute__((weak));
+int onlinews_active(void) __attribute__((weak));
+void onlinews_region_begin(const char* n) { (void)n; }
+void onlinews_region_end(const char* n) { (void)n; }
+int onlinews_active(void) { return 0; }
+C
+mpicc -I"$work/prefix/include" "$src/tests/install/consumer/main.c" "$work/stubs.c" -o "$work/plain"
+if ldd "$work/plain" | grep -q onlinews; then echo "plain binary must not link onlinews"; exit 1; fi
+ONLINEWS_OUTPUT="$work/preload.h5" "$mpiexec" --oversubscribe -np 2 \
+  -x LD_PRELOAD="$work/prefix/lib/libonlinews.so" "$work/plain"
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1]); assert f.attrs['format']=='onlinews'; print('preload: ok, epochs', f.attrs['epochs'])" "$work/preload.h5"
+echo PASS
