@@ -4,6 +4,9 @@
 //   BM_Push/...            ThreadBuffer::push of one event (buffer never full:
 //                          it is drained, untimed, before it reaches the
 //                          Leave reserve).  Arg = capacity in events.
+//   BM_PushFirstPass/...   push into a freshly allocated buffer: the first pass
+//                          over its memory pays one page fault per 4 KiB
+//                          (128 events), as every rank does after MPI_Init.
 //   BM_PushDrop/...        push into a full buffer (the drop path).
 //   BM_RawNow_TSC          raw_now() with g_use_tsc = true (one rdtsc).
 //   BM_RawNow_NoTSC        raw_now() with g_use_tsc = false (clock_gettime).
@@ -20,6 +23,7 @@
 // benchmark is repeated 5 times (the machine is shared and noisy); pass
 // --benchmark_repetitions=N to change that.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,6 +133,33 @@ void BM_PushCallTriple(benchmark::State& state) {
   set_ns_per_event(state, 3);
 }
 BENCHMARK(BM_PushCallTriple)->ArgName("cap")->Arg(1 << 19);
+
+// First pass over a new buffer: untimed, the buffer is freed and allocated
+// again (a fresh mmap: main() pins glibc's mmap threshold) whenever it would
+// start dropping, so every timed push writes memory never touched before.
+void BM_PushFirstPass(benchmark::State& state) {
+  const std::size_t cap = static_cast<std::size_t>(state.range(0));
+  const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(cap - kLeaveReserve - 8);
+  std::unique_ptr<ThreadBuffer> buf;
+  std::ptrdiff_t left = 0;
+  std::uint64_t t = 1, dropped = 0;
+  for (auto _ : state) {
+    if (left == 0) {
+      state.PauseTiming();
+      if (buf) dropped += buf->take_dropped();
+      buf.reset();
+      buf = std::make_unique<ThreadBuffer>(cap, 0);
+      left = room;
+      state.ResumeTiming();
+    }
+    buf->push(Event::message(EventKind::Send, ++t, 0, 1, 42, 8));
+    --left;
+  }
+  if (buf) dropped += buf->take_dropped();
+  check_no_drops(state, dropped);
+  set_ns_per_event(state, 1);
+}
+BENCHMARK(BM_PushFirstPass)->ArgName("cap")->Arg(1 << 19);
 
 // Drop path: the buffer is full (fewer than kLeaveReserve free slots).
 // Arg: 0 = Enter/Leave pairs (the Enter is dropped, so its Leave is too),
@@ -305,6 +336,10 @@ class BudgetReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A fixed mmap threshold: every large buffer is a fresh mapping (glibc
+  // otherwise raises the threshold after the first free and recycles memory
+  // that is already faulted in, which would hide the first-pass cost).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   // Default: 5 repetitions, aggregates only (the machine is noisy).
   std::vector<char*> args(argv, argv + argc);
   bool has_reps = false, has_aggr = false, other_format = false, color = isatty(1) != 0;

@@ -9,13 +9,16 @@
  *     even ranks MPI_Send then MPI_Recv, odd ranks the reverse (a rank
  *     without partner skips it);
  *   - every ALLREDUCE_EVERY iterations an MPI_Allreduce of one double (the
- *     collectives at which onlinews may cut an epoch).
- * That is 5 intercepted calls (about 17 recorded events) per iteration, with
- * no computation in between: the worst case for relative overhead.
+ *     collectives at which onlinews may cut an epoch);
+ *   - WORK steps of a dependent floating-point chain (a fixed amount of
+ *     computation, about 4 cycles per step; default 0).
+ * That is 5 intercepted calls (about 17 recorded events) per iteration.  With
+ * WORK = 0 there is no computation at all: the worst case for the relative
+ * overhead.
  *
- * Usage: pingpong [ITERATIONS [ALLREDUCE_EVERY]]   (defaults 20000, 100)
+ * Usage: pingpong [ITERATIONS [ALLREDUCE_EVERY [WORK]]]   (defaults 20000, 100, 0)
  * Rank 0 prints one line:
- *   pingpong ranks=R iterations=N allreduce_every=K elapsed_s=T us_per_iter=U check=C
+ *   pingpong ranks=R iterations=N allreduce_every=K work=W elapsed_s=T us_per_iter=U check=C
  * where T is MPI_Wtime between two barriers around the loop (MPI_Init,
  * MPI_Finalize and onlinews' final output are not included).
  */
@@ -30,13 +33,16 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const long iters = argc > 1 ? atol(argv[1]) : 20000;
   const long every = argc > 2 ? atol(argv[2]) : 100;
-  if (iters <= 0 || every <= 0) {
-    if (rank == 0) fprintf(stderr, "usage: pingpong [ITERATIONS>0 [ALLREDUCE_EVERY>0]]\n");
+  const long work = argc > 3 ? atol(argv[3]) : 0;
+  if (iters <= 0 || every <= 0 || work < 0) {
+    if (rank == 0) fprintf(stderr, "usage: pingpong [ITERATIONS>0 [ALLREDUCE_EVERY>0 [WORK>=0]]]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : -1;
   double ring_in = 0.0, ring_out = rank, pp = rank, sum = 0.0, check = 0.0;
+  volatile double seed = 1.0000001;
+  double x = 0.0;
 
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
@@ -56,6 +62,7 @@ int main(int argc, char** argv) {
         MPI_Send(&pp, 1, MPI_DOUBLE, partner, 2, MPI_COMM_WORLD);
       }
     }
+    for (long k = 0; k < work; ++k) x = x * seed + 1e-9;
     if ((i + 1) % every == 0) {
       MPI_Allreduce(&ring_in, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       check += sum;
@@ -64,8 +71,9 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double elapsed = MPI_Wtime() - t0;
   if (rank == 0) {
-    printf("pingpong ranks=%d iterations=%ld allreduce_every=%ld elapsed_s=%.6f us_per_iter=%.3f check=%.0f\n",
-           size, iters, every, elapsed, 1e6 * elapsed / (double)iters, check + pp);
+    printf("pingpong ranks=%d iterations=%ld allreduce_every=%ld work=%ld elapsed_s=%.6f us_per_iter=%.3f "
+           "check=%.0f x=%g\n",
+           size, iters, every, work, elapsed, 1e6 * elapsed / (double)iters, check + pp, x);
     fflush(stdout);
   }
   MPI_Finalize();

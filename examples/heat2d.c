@@ -3,9 +3,10 @@
  *
  *   ONLINEWS_OUTPUT=heat.h5 mpirun -np 4 ./heat2d [N [ITERATIONS]]
  *
- * Defaults: N = 1536, 300 iterations, about 5 s on 4 ranks oversubscribed on
- * 2 cores.  (Blocks much smaller than ~1000^2 make an iteration so short that
- * the noise of an oversubscribed node hides the imbalance.)
+ * Defaults: N = 2048, 300 iterations: 4-7 s on 4 ranks oversubscribed on 2
+ * cores, depending on the load, and about 100 MB per rank.  (With blocks much
+ * smaller than ~1000^2 an iteration is so short that the scheduling noise of
+ * an oversubscribed node hides the imbalance.)
  *
  * The P processes form a non-periodic Cartesian grid (MPI_Dims_create +
  * MPI_Cart_create; 4 ranks give 2 x 2).  Each owns an N x N block of interior
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
-  const int n = (int)parse_arg(argc > 1 ? argv[1] : NULL, 1536, "block size N", world_rank);
+  const int n = (int)parse_arg(argc > 1 ? argv[1] : NULL, 2048, "block size N", world_rank);
   const int iterations = (int)parse_arg(argc > 2 ? argv[2] : NULL, 300, "iteration count", world_rank);
   const int ld = n + 2;
 
