@@ -22,21 +22,27 @@
 #define ONLINEWS_VERSION_MINOR 1
 #define ONLINEWS_VERSION_PATCH 0
 
+#if defined(__GNUC__)
+#define ONLINEWS_API __attribute__((visibility("default")))
+#else
+#define ONLINEWS_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Begin a user region on the calling thread. */
-void onlinews_region_begin(const char* name);
+ONLINEWS_API void onlinews_region_begin(const char* name);
 
 /* End the innermost user region of the calling thread.  `name` must be the
  * one given to the matching begin; a mismatch is reported once and the
  * region stack is repaired (the named region and anything opened inside it
  * are closed). */
-void onlinews_region_end(const char* name);
+ONLINEWS_API void onlinews_region_end(const char* name);
 
 /* 1 while the analyzer is recording on this process, 0 otherwise. */
-int onlinews_active(void);
+ONLINEWS_API int onlinews_active(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
