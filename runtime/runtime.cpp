@@ -45,6 +45,11 @@ ThreadBuffer* attach_thread() {
 void log_warning(const std::string& msg, bool rank0_only) {
   State* s = g_state;
   if (rank0_only && s != nullptr && s->rank != 0) return;
+  if (!rank0_only && s != nullptr) {
+    std::fprintf(stderr, "onlinews: warning (rank %d): %s\n", s->rank, msg.c_str());
+    std::fflush(stderr);
+    return;
+  }
   std::fprintf(stderr, "onlinews: warning: %s\n", msg.c_str());
   std::fflush(stderr);
 }
@@ -94,7 +99,8 @@ constexpr int kUserDepth = 256;
 thread_local std::uint32_t t_user_stack[kUserDepth];
 thread_local int t_user_depth = 0;
 thread_local int t_user_overflow = 0;  // regions beyond kUserDepth (not recorded)
-thread_local bool t_warned_mismatch = false;
+thread_local bool t_warned_unmatched = false;  // each kind of misuse is reported once per thread
+thread_local bool t_warned_nesting = false;
 }  // namespace
 
 extern "C" void onlinews_region_begin(const char* name) {
@@ -122,16 +128,16 @@ extern "C" void onlinews_region_end(const char* name) {
   int pos = t_user_depth - 1;
   while (pos >= 0 && t_user_stack[pos] != id) --pos;
   if (pos < 0) {
-    if (!t_warned_mismatch) {
-      t_warned_mismatch = true;
+    if (!t_warned_unmatched) {
+      t_warned_unmatched = true;
       log_warning(std::string("onlinews_region_end(\"") + (name ? name : "(null)") +
                       "\") without a matching begin on this thread; ignored (reported once per thread)",
                   false);
     }
     return;
   }
-  if (pos != t_user_depth - 1 && !t_warned_mismatch) {
-    t_warned_mismatch = true;
+  if (pos != t_user_depth - 1 && !t_warned_nesting) {
+    t_warned_nesting = true;
     log_warning(std::string("onlinews_region_end(\"") + (name ? name : "(null)") +
                     "\") closes regions that are still open inside it; they end here (reported once per thread)",
                 false);
