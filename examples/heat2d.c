@@ -3,10 +3,11 @@
  *
  *   ONLINEWS_OUTPUT=heat.h5 mpirun -np 4 ./heat2d [N [ITERATIONS]]
  *
- * Defaults: N = 2048, 300 iterations: 4-7 s on 4 ranks oversubscribed on 2
- * cores, depending on the load, and about 100 MB per rank.  (With blocks much
- * smaller than ~1000^2 an iteration is so short that the scheduling noise of
- * an oversubscribed node hides the imbalance.)
+ * Defaults: N = 2048, 240 iterations: about 3-4 s on 4 ranks oversubscribed on
+ * an idle 2-core machine (up to twice that when other work competes for the
+ * cores), and about 100 MB per rank.  (With blocks much smaller than
+ * ~1000^2 an iteration is so short that the scheduling noise of an
+ * oversubscribed node hides the imbalance.)
  *
  * The P processes form a non-periodic Cartesian grid (MPI_Dims_create +
  * MPI_Cart_create; 4 ranks give 2 x 2).  Each owns an N x N block of interior
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
   const int n = (int)parse_arg(argc > 1 ? argv[1] : NULL, 2048, "block size N", world_rank);
-  const int iterations = (int)parse_arg(argc > 2 ? argv[2] : NULL, 300, "iteration count", world_rank);
+  const int iterations = (int)parse_arg(argc > 2 ? argv[2] : NULL, 240, "iteration count", world_rank);
   const int ld = n + 2;
 
   /* Process grid. */

@@ -122,6 +122,15 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
   return true;
 }
 
+bool H5Output::reopen(const std::string& path) {
+  QuietH5 quiet;
+  close();
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return false;
+  file_ = f;
+  return true;
+}
+
 void H5Output::set_attr(const char* name, const std::string& value) {
   if (file_ >= 0) string_attr(file_, name, value);
 }

@@ -51,6 +51,8 @@ class H5Output {
   // Rank 0.  Creates `path` (never overwriting: fails if it exists) with the
   // static root attributes and the empty epoch tables.
   bool create(const std::string& path, const std::vector<MetricDef>& metrics, std::string& error);
+  // Rank 0, after the parallel part: opens the finished file to update attributes.
+  bool reopen(const std::string& path);
   bool is_open() const { return file_ >= 0; }
   void set_attr(const char* name, const std::string& value);
   void set_attr(const char* name, std::int64_t value);

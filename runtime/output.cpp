@@ -79,6 +79,7 @@ void open_output(State& s) {
         s.h5->set_attr("mpi_library", s.mpi_library);
         s.h5->set_attr("start_time", s.start_time);
         s.h5->set_attr("epoch_seconds", s.cfg.epoch_seconds);
+        s.h5->set_attr("complete", static_cast<std::int64_t>(0));  // 1 once MPI_Finalize wrote everything
       } else {
         s.h5.reset();
       }

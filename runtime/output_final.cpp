@@ -111,6 +111,12 @@ void finish_output(State& s) {
         },
         err);
     if (!written) log_warning(err);
+    if (written && s.rank == 0) {
+      // Mark the file complete (a killed job leaves complete = 0 and only
+      // the epochs it finished).
+      io::H5Output h5;
+      if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
+    }
     if (s.rank == 0 && written) {
       std::vector<std::string> xm(std::begin(kXdmfMetrics), std::end(kXdmfMetrics));
       if (!io::write_xdmf(s.output_path, xm, ncols, s.totals.epochs, s.have_topology ? &s.topology : nullptr, err)) {

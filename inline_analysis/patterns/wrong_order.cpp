@@ -5,6 +5,7 @@
 // location are kept (as in Scalasca), across epochs.  "same" means the
 // earlier message came from the same rank as the late one.
 #include <deque>
+#include <unordered_map>
 
 #include "../pattern.hpp"
 
@@ -25,25 +26,27 @@ class WrongOrder final : public Pattern {
   void on_receive(const Event&, ReplayContext& ctx) {
     const SendRecord* s = ctx.matched_send();
     if (s == nullptr) return;
-    for (auto it = ring_.begin(); it != ring_.end();) {
-      if (it->location == ctx.location() && it->send_enter > s->enter) {
+    auto& ring = rings_[ctx.location()];
+    for (auto it = ring.begin(); it != ring.end();) {
+      if (it->send_enter > s->enter) {
         const Metric m = it->sender == s->src ? Metric::mpi_lswo_same : Metric::mpi_lswo_different;
         ctx.add_at(m, it->location, it->callpath, it->wait);
         ctx.add_at(Metric::mpi_latesender_wo, it->location, it->callpath, it->wait);
         ctx.add_at(it->bytes == 0 ? Metric::mpi_slswo_count : Metric::mpi_clswo_count, it->location,
                    it->callpath, 1.0);
-        it = ring_.erase(it);
+        it = ring.erase(it);
       } else {
         ++it;
       }
     }
   }
   void on_late_sender(const LateSenderFinding& f, ReplayContext&) {
-    ring_.push_back(f);
-    if (ring_.size() > kRing) ring_.pop_front();
+    auto& ring = rings_[f.location];
+    ring.push_back(f);
+    if (ring.size() > kRing) ring.pop_front();
   }
 
-  std::deque<LateSenderFinding> ring_;
+  std::unordered_map<int, std::deque<LateSenderFinding>> rings_;  // per location
 };
 
 }  // namespace

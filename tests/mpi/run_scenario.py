@@ -52,7 +52,7 @@ def parse_expect(path):
             spec["output"] = rest[0]
         elif key == "pre-create":
             spec["pre_create"].append(rest[0])
-        elif key in ("expect", "atleast", "atmost", "attr", "epochs-equal"):
+        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast"):
             spec["checks"].append((no, key, rest))
         else:
             sys.exit(f"{path}:{no}: unknown directive '{key}'")
@@ -83,6 +83,8 @@ def validate(result):
     a = result.attrs
     if a.get("format") != "onlinews" or int(a.get("format_version", 0)) != 1:
         problems.append("root attributes format/format_version")
+    if int(a.get("complete", 0)) != 1:
+        problems.append("the file is not marked complete")
     for key in ("tool_version", "command", "ranks", "max_threads", "epochs", "wall_seconds", "dropped_events",
                 "clock", "mpi_library", "start_time"):
         if key not in a:
@@ -179,6 +181,13 @@ def main():
                     ok = {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
                           "<": gotv < wantv}[op]
                     line = f"attr {name} = {got} (want {op} {want})"
+                elif key == "ratio-atleast":
+                    cut = rest.index("/")
+                    num, wn, _ = metric_query(result, rest[:cut])
+                    den, wd, nums = metric_query(result, rest[cut + 1:])
+                    ratio = num / den if den > 0 else float("inf")
+                    ok = ratio >= nums[0]
+                    line = f"{wn} / {wd}: {num:.4f} / {den:.4f} = {ratio:.3f} (want >= {nums[0]})"
                 else:
                     value, where, nums = metric_query(result, rest)
                     if key == "expect":
