@@ -40,8 +40,12 @@
 #include "event.hpp"
 #include "probe/probe.h"
 
-// g_use_tsc, ThreadBuffer's out-of-line members (runtime/buffer.cpp) and the
-// probe wrappers come from libonlinews_bench_probe.so.
+// runtime/buffer.cpp is compiled into this benchmark; the clock flag is
+// defined here (in the library it lives in runtime.cpp).  The probe library
+// has its own private copies of both.
+namespace onlinews::rt {
+bool g_use_tsc = false;
+}
 
 namespace {
 
@@ -318,7 +322,7 @@ class BudgetReporter : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\nns per event (median over repetitions; budget %.0f ns per recorded event)\n", kBudgetNs);
+    std::printf("\nns per event (median of the repetitions; budget %.0f ns per recorded event)\n", kBudgetNs);
     for (const std::string& n : order_) {
       const double v = medians_[n];
       const bool is_event = n.rfind("BM_Record", 0) == 0 || n.rfind("BM_Probe", 0) == 0;

@@ -4,12 +4,13 @@ the library, run alternately in one session, several repetitions, medians
 (the machine is shared and noisy: only ratios measured side by side mean
 anything).
 
-Usage: run_overhead.py [BUILD_DIR] [--reps N] [--np P] [--iters N] ...
+Usage: run_overhead.py [BUILD_DIR] [--reps N] [--np P] [--config ITERS:WORK] ...
 BUILD_DIR defaults to <repository>/build; the programs are
 BUILD_DIR/benchmarks/{pingpong,callcost}_{plain,onlinews}.
 
 Measured:
-  pingpong   (benchmarks/pingpong.c, communication-heavy proxy) in three
+  pingpong   (benchmarks/pingpong.c, communication-heavy proxy), for each
+             --config (default: communication only, and with computation), in three
              variants: plain, onlinews (default settings) and onlinews with
              ONLINEWS_EPOCH_SECONDS=0.5 (frequent epochs: the cost of the
              epoch analysis).  Reported: loop time (MPI_Wtime on rank 0) and
@@ -45,12 +46,12 @@ def parse_args():
                     help="CMake build directory (default: %(default)s)")
     ap.add_argument("--reps", type=int, default=5, help="repetitions of every variant (default 5)")
     ap.add_argument("--np", type=int, default=4, help="ranks of pingpong (default 4)")
-    ap.add_argument("--iters", type=int, default=20000, help="pingpong iterations (default 20000)")
+    ap.add_argument("--config", action="append", metavar="ITERS:WORK",
+                    help="pingpong configuration: iterations and floating-point steps of computation per "
+                         "iteration (about 2.5 ns each); repeatable.  Default: 20000:0 (communication only, "
+                         "the worst case) and 40000:5000 (about 12 us of computation per iteration)")
     ap.add_argument("--allreduce-every", type=int, default=100,
                     help="pingpong: one MPI_Allreduce every N iterations (default 100)")
-    ap.add_argument("--work", type=int, default=0,
-                    help="pingpong: floating-point steps of computation per iteration (default 0: "
-                         "communication only, the worst case)")
     ap.add_argument("--epoch-seconds", default="0.5",
                     help="ONLINEWS_EPOCH_SECONDS of the frequent-epochs variant (default 0.5)")
     ap.add_argument("--callcost-np", type=int, default=2, help="ranks of callcost (default 2)")
@@ -61,7 +62,16 @@ def parse_args():
     ap.add_argument("--mpiexec", default="mpirun", help="MPI launcher (default mpirun)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, no .h5)")
-    return ap.parse_args()
+    args = ap.parse_args()
+    configs = []
+    for c in args.config or ["20000:0", "40000:5000"]:
+        try:
+            it, _, wk = c.partition(":")
+            configs.append((int(it), int(wk or 0)))
+        except ValueError:
+            ap.error(f"--config {c}: expected ITERS:WORK")
+    args.configs = configs
+    return args
 
 
 def find_exe(build, name):
@@ -134,6 +144,9 @@ def run_once(args, variant, np_, prog_args, outdir, logdir, tag, rx):
     e = re.search(r"(\d+)\s+epochs?\b", p.stderr)
     if e:
         info["epochs"] = int(e.group(1))
+    t = re.search(r"onlinews\s+([0-9.]+)\s*%", p.stderr)  # the library's own share of the run time
+    if t:
+        info["tool_share"] = float(t.group(1))
     d = re.search(r"(\d+) events were dropped", p.stderr)
     if variant.expects_output:
         info["dropped"] = int(d.group(1)) if d else 0
@@ -145,7 +158,7 @@ def fmt_ratio(r):
     return f"{r:6.3f}  ({(r - 1) * 100:+6.1f} %)"
 
 
-def pingpong(args, build, outdir, logdir):
+def pingpong(args, build, outdir, logdir, iters, work):
     plain = find_exe(build, "pingpong_plain")
     withlib = find_exe(build, "pingpong_onlinews")
     variants = [
@@ -155,20 +168,20 @@ def pingpong(args, build, outdir, logdir):
                 {"ONLINEWS_EPOCH_SECONDS": args.epoch_seconds}, expects_output=True),
     ]
     rx = re.compile(r"elapsed_s=([0-9.eE+-]+)")
-    prog_args = [args.iters, args.allreduce_every, args.work]
-    print(f"pingpong: {args.np} ranks, {args.iters} iterations (ring + ping-pong of 8 bytes, "
-          f"MPI_Allreduce every {args.allreduce_every}, work {args.work}), {args.reps} repetitions, "
+    prog_args = [iters, args.allreduce_every, work]
+    print(f"pingpong: {args.np} ranks, {iters} iterations (ring + ping-pong of 8 bytes, "
+          f"MPI_Allreduce every {args.allreduce_every}, work {work}), {args.reps} repetitions, "
           f"variants alternating")
     # Warm-up (page cache, first-run effects), not counted.
     for v in variants:
-        run_once(args, v, args.np, [max(1, args.iters // 10), args.allreduce_every, args.work], outdir, logdir,
-                 f"pingpong_warmup_{variants.index(v)}", rx)
+        run_once(args, v, args.np, [max(1, iters // 10), args.allreduce_every, work], outdir, logdir,
+                 f"pingpong_{iters}_{work}_warmup_{variants.index(v)}", rx)
     for rep in range(args.reps):
         order = variants[rep % len(variants):] + variants[:rep % len(variants)]
         line = []
         for v in order:
             m, wall, info = run_once(args, v, args.np, prog_args, outdir, logdir,
-                                     f"pingpong_{rep}_{variants.index(v)}", rx)
+                                     f"pingpong_{iters}_{work}_{rep}_{variants.index(v)}", rx)
             v.add("loop", float(m.group(1)))
             v.add("wall", wall)
             for k, x in info.items():
@@ -179,15 +192,17 @@ def pingpong(args, build, outdir, logdir):
     base = variants[0]
     print()
     print(f"  {'variant':<26} {'loop s (median)':>16} {'min':>8} {'max':>8} {'wall s (median)':>16} "
-          f"{'epochs':>7} {'dropped events':>15}")
+          f"{'epochs':>7} {'dropped (max)':>15} {'onlinews share':>15}")
     for v in variants:
         ep = f"{statistics.median(v.values['epochs']):.0f}" if "epochs" in v.values else "-"
-        dr = f"{statistics.median(v.values['dropped']):.0f}" if "dropped" in v.values else "-"
+        dr = f"{max(v.values['dropped']):.0f}" if "dropped" in v.values else "-"
+        ts = f"{statistics.median(v.values['tool_share']):.1f} %" if "tool_share" in v.values else "-"
         print(f"  {v.name:<26} {v.med('loop'):16.3f} {min(v.values['loop']):8.3f} {max(v.values['loop']):8.3f} "
-              f"{v.med('wall'):16.3f} {ep:>7} {dr:>15}")
+              f"{v.med('wall'):16.3f} {ep:>7} {dr:>15} {ts:>15}")
     if any(x > 0 for v in variants for x in v.values.get("dropped", [])):
         print("  note: events were dropped (full buffers): those runs recorded less than the program did, so "
               "their overhead is underestimated")
+    print("  (onlinews share: the library's own accounting of its time, from its end-of-run summary)")
     print()
     print(f"  ratio with/without       {'loop: ratio of medians':>28} {'median of paired ratios':>26} {'wall: ratio of medians':>28}")
     results = {}
@@ -197,8 +212,9 @@ def pingpong(args, build, outdir, logdir):
         wall = v.med("wall") / base.med("wall")
         results[v.name] = rom
         print(f"  {v.name:<24} {fmt_ratio(rom):>28} {fmt_ratio(paired):>26} {fmt_ratio(wall):>28}")
-    per_iter = (variants[1].med("loop") - base.med("loop")) / args.iters * 1e9
-    print(f"\n  added time per iteration (5 intercepted calls, ~17 events per rank): {per_iter:.0f} ns")
+    per_iter = (variants[1].med("loop") - base.med("loop")) / iters * 1e9
+    print(f"\n  plain: {base.med('loop') / iters * 1e6:.2f} us per iteration; onlinews adds {per_iter / 1000:.2f} us "
+          f"per iteration (5 intercepted calls, ~17 events per rank; epochs included)")
     return results
 
 
@@ -224,15 +240,15 @@ def callcost(args, build, outdir, logdir):
         print(f"  rep {rep + 1}: " + "  ".join(line), flush=True)
     base = variants[0]
     print(f"\n  {'variant':<26} {'ns/call (median)':>17} {'added ns/call':>14} {'paired':>8} {'ns/event':>9} "
-          f"{'dropped':>8}")
+          f"{'dropped (max)':>14}")
     print(f"  {base.name:<26} {base.med('ns'):17.1f}")
     per_event = {}
     for v in variants[1:]:
         added = v.med("ns") - base.med("ns")
         paired = statistics.median(x - y for x, y in zip(v.values["ns"], base.values["ns"]))
         per_event[v.name] = added / 2
-        dr = f"{statistics.median(v.values['dropped']):.0f}" if "dropped" in v.values else "-"
-        print(f"  {v.name:<26} {v.med('ns'):17.1f} {added:14.1f} {paired:8.1f} {added / 2:9.1f} {dr:>8}")
+        dr = f"{max(v.values['dropped']):.0f}" if "dropped" in v.values else "-"
+        print(f"  {v.name:<26} {v.med('ns'):17.1f} {added:14.1f} {paired:8.1f} {added / 2:9.1f} {dr:>14}")
     return per_event
 
 
@@ -244,7 +260,12 @@ def main():
     outdir.mkdir()
     logdir.mkdir()
     try:
-        ratios = pingpong(args, build, outdir, logdir)
+        ratios = {}
+        for n, (iters, work) in enumerate(args.configs):
+            if n:
+                print()
+            for name, r in pingpong(args, build, outdir, logdir, iters, work).items():
+                ratios[f"work={work} {name}"] = r
         per_event = None
         if not args.skip_callcost:
             print()
@@ -252,10 +273,10 @@ def main():
         print("\nsummary (budgets: slowdown <= 5 % on communication-heavy proxies, <= 25 ns per event)")
         for name, r in ratios.items():
             verdict = "within budget" if r - 1 <= SLOWDOWN_BUDGET else "OVER BUDGET"
-            print(f"  pingpong {name:<26} slowdown {(r - 1) * 100:+6.1f} %   {verdict}")
+            print(f"  pingpong {name:<36} slowdown {(r - 1) * 100:+7.1f} %   {verdict}")
         for name, ns in (per_event or {}).items():
             verdict = "within budget" if ns <= EVENT_BUDGET_NS else "OVER BUDGET"
-            print(f"  callcost {name:<26} {ns:6.1f} ns per recorded event   {verdict}")
+            print(f"  callcost {name:<36} {ns:7.1f} ns per recorded event   {verdict}")
     finally:
         if args.keep:
             print(f"\nlogs kept in {logdir}")

@@ -17,11 +17,20 @@ class CallpathTree {
   };
   std::uint32_t child(std::uint32_t parent, std::uint32_t region) {
     const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 32) | region;
+    // Loops enter the same few call paths again and again: a direct-mapped
+    // cache in front of the hash map.
+    Slot& slot = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
+    if (slot.key == key) return slot.id;
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.push_back({parent, region});
-    index_.emplace(key, id);
+    std::uint32_t id;
+    if (it != index_.end()) {
+      id = it->second;
+    } else {
+      id = static_cast<std::uint32_t>(nodes_.size());
+      nodes_.push_back({parent, region});
+      index_.emplace(key, id);
+    }
+    slot = {key, id};
     return id;
   }
   std::size_t size() const { return nodes_.size(); }
@@ -29,6 +38,12 @@ class CallpathTree {
   const std::vector<Node>& nodes() const { return nodes_; }
 
  private:
+  static constexpr int kCacheBits = 10;
+  struct Slot {
+    std::uint64_t key = ~0ull;
+    std::uint32_t id = 0;
+  };
+  std::vector<Slot> cache_ = std::vector<Slot>(std::size_t{1} << kCacheBits);
   std::vector<Node> nodes_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
 };

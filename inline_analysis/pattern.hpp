@@ -128,6 +128,7 @@ class ReplayContext {
   const RegionDef* region() const;  // the enclosing region
   const Definitions& defs() const { return *s_.defs; }
   const CallpathTree& callpaths() const { return *s_.callpaths; }
+  Profile& profile() { return *s_.profile; }
 
   // Remote data for the current event, nullptr when there is none.
   // Recv / RecvComplete: the matched send.

@@ -19,6 +19,19 @@ class Profile {
     l.run[static_cast<std::size_t>(callpath) * kMetricCount + idx(m)] += v;
     l.epoch[idx(m)] += v;
   }
+  // Adds `v` to the metrics `m[0..n)` of one call path (a metric and its
+  // ancestors): one row lookup for all of them.
+  void add_all(int location, std::uint32_t callpath, const std::int16_t* m, int n, double v) {
+    if (v == 0.0) return;
+    Loc& l = loc(location);
+    const std::size_t need = (static_cast<std::size_t>(callpath) + 1) * kMetricCount;
+    if (l.run.size() < need) l.run.resize(need + 16 * kMetricCount, 0.0);
+    double* row = &l.run[static_cast<std::size_t>(callpath) * kMetricCount];
+    for (int i = 0; i < n; ++i) {
+      row[m[i]] += v;
+      l.epoch[static_cast<std::size_t>(m[i])] += v;
+    }
+  }
   int locations() const { return static_cast<int>(locs_.size()); }
   // Run total (inclusive) for one call path; 0 if never touched.
   double run_value(int location, std::uint32_t callpath, Metric m) const {

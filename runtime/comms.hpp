@@ -27,6 +27,7 @@ struct CommRecord {
   std::uint64_t since_decision = 0;
   std::uint64_t decision_every = 1;
   std::uint64_t last_decision_ns = 0;
+  std::uint64_t collectives_since_epoch = 0;  // eligible collectives seen by decisions since the last epoch
 };
 
 class CommRegistry {
@@ -52,6 +53,10 @@ class CommRegistry {
   void mark_freed(MPI_Comm c);
   // After an epoch: release communicators freed before it.
   void retire_freed();
+  // After an epoch: restart the fill-rate estimate of every communicator.
+  void epoch_done() {
+    for (auto& r : recs_) r.collectives_since_epoch = 0;
+  }
   // Releases all tool duplicates (MPI_Finalize).
   void release_all();
 

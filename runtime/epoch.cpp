@@ -58,11 +58,16 @@ void on_eligible_collective(int comm_id) {
     PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, r.tool);
   }
   record_leave(raw_now());
-  // Identical inputs on every rank, so every rank computes the same N.
+  // Identical inputs on every rank, so every rank computes the same N: often
+  // enough for the time target, and often enough that the fullest buffer
+  // cannot pass half full before the next decision (at the fill rate seen
+  // since the last epoch).
+  r.collectives_since_epoch += r.since_decision;
   const double per_collective = v[2] / static_cast<double>(r.decision_every);
   const double target = decision_spacing(s.cfg.epoch_seconds);
   double every = per_collective > 0 ? target / per_collective : 1e9;
-  if (v[0] > 0.25) every = std::min(every, 1.0 + (0.5 - std::min(v[0], 0.5)) * 64.0);  // filling: decide often
+  const double fill_per_collective = v[0] / static_cast<double>(std::max<std::uint64_t>(r.collectives_since_epoch, 1));
+  if (fill_per_collective > 0) every = std::min(every, 0.5 * std::max(0.5 - v[0], 0.0) / fill_per_collective);
   r.decision_every = static_cast<std::uint64_t>(std::clamp(every, 1.0, 65536.0));
   r.since_decision = 0;
   r.last_decision_ns = now_ns;
@@ -105,6 +110,7 @@ void run_epoch(bool final) {
 
   write_epoch_output(s, facts, analysis_seconds);
   s.comms.retire_freed();
+  s.comms.epoch_done();
   s.last_epoch_ns = monotonic_ns();
   if (!final) {
     // Leave the epoch together, so that the analysis' own imbalance does not

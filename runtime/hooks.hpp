@@ -105,5 +105,7 @@ inline void call_enter(Call& c) {
   record_enter(c.t_enter, c.region);
 }
 inline void call_leave() { record_leave(raw_now()); }
+// For hooks that record an event right before the Leave: one timestamp for both.
+inline void call_leave(std::uint64_t t) { record_leave(t); }
 
 }  // namespace onlinews::rt

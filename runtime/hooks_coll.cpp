@@ -78,15 +78,16 @@ void pre_coll(Call& c) {
 void post_coll(Call& c, int rc) {
   State* s = state();
   bool eligible = false;
+  const std::uint64_t t = raw_now();
   if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr) {
     const analysis::CommDef& d = s->defs.comms[c.comm_id];
     std::uint64_t out = 0, in = 0;
     collective_bytes(c, d.size, d.my_rank, out, in);
-    record(Event::collective_end(raw_now(), c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
+    record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
     const analysis::CollKind k = s->defs.regions[c.region].coll;
     eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
   }
-  call_leave();
+  call_leave(t);
   // The cut happens after the application's collective completed and was
   // recorded, before control returns to the application.
   if (eligible) on_eligible_collective(c.comm_id);

@@ -22,10 +22,11 @@ void pre_recv(Call& c) {
   resolve_comm(c);
 }
 void post_recv(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
   if (rc == MPI_SUCCESS && c.comm_ok && c.status->MPI_SOURCE != MPI_PROC_NULL) {
-    record(Event::message(EventKind::Recv, raw_now(), c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
+    record(Event::message(EventKind::Recv, t, c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
   }
-  call_leave();
+  call_leave(t);
 }
 
 void pre_sendrecv(Call& c) {
@@ -33,34 +34,35 @@ void pre_sendrecv(Call& c) {
   resolve_comm(c);
 }
 void post_sendrecv(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
   if (rc == MPI_SUCCESS && c.comm_ok) {
     if (c.peer != MPI_PROC_NULL) {
       record(Event::message(EventKind::Send, c.t_enter, c.comm_id, c.peer, c.tag, type_bytes(c.count, c.type)));
     }
     if (c.status->MPI_SOURCE != MPI_PROC_NULL) {
-      record(Event::message(EventKind::Recv, raw_now(), c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
+      record(Event::message(EventKind::Recv, t, c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0));
     }
   }
-  call_leave();
+  call_leave(t);
 }
 
 namespace {
 
 // Records the start of a tracked request (new, or a persistent one being
 // started): SendRequest or RecvRequest with the request's envelope.
-void start_request(State& s, RequestInfo& r) {
+void start_request(State& s, RequestInfo& r, std::uint64_t t) {
   if (r.active) return;
   r.active = true;
   ++s.comms.rec(r.comm).open_requests;
   const EventKind k = r.kind == RequestInfo::kSend ? EventKind::SendRequest : EventKind::RecvRequest;
-  record(Event::message(k, raw_now(), r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
+  record(Event::message(k, t, r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
 }
 
 // Tracks a new nonblocking request and starts it.
 void track_and_start(State& s, const Call& c, std::uint16_t comm, RequestInfo info) {
   info.id = s.requests.next_id();
   info.comm = comm;
-  start_request(s, s.requests.insert(*c.request, info));
+  start_request(s, s.requests.insert(*c.request, info), c.t_enter);
 }
 
 }  // namespace
@@ -142,7 +144,7 @@ void pre_start(Call& c) { call_enter(c); }
 void post_start(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
-    if (RequestInfo* r = s->requests.find(*c.request)) start_request(*s, *r);
+    if (RequestInfo* r = s->requests.find(*c.request)) start_request(*s, *r, c.t_enter);
   }
   call_leave();
 }
@@ -152,7 +154,7 @@ void post_startall(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
     for (int i = 0; i < c.n; ++i) {
-      if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r);
+      if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r, c.t_enter);
     }
   }
   call_leave();

@@ -2,7 +2,7 @@
 // onlinews_overhead): exclusive time of every call path, from the intervals
 // between consecutive Enter/Leave events of each location.
 #include <climits>
-#include <unordered_map>
+#include <vector>
 
 #include "../pattern.hpp"
 
@@ -36,13 +36,32 @@ class TimeVisits final : public Pattern {
   }
 
  private:
+  // The time category of a call path and its ancestors in the metric tree,
+  // computed once per call path.
+  struct Chain {
+    std::int16_t m[8];
+    std::int8_t n = -1;  // -1: not computed yet
+  };
+  const Chain& chain(const ReplayContext& ctx, std::uint32_t cp) {
+    if (cp >= chains_.size()) chains_.resize(cp + 64);
+    Chain& c = chains_[cp];
+    if (c.n < 0) {
+      c.n = 0;
+      const RegionDef* r = ctx.defs().region(ctx.callpaths().node(cp).region);
+      for (int i = idx(category(r)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
+        c.m[c.n++] = static_cast<std::int16_t>(i);
+      }
+    }
+    return c;
+  }
   // Time since the location's previous Enter/Leave belongs to `cp`.
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
-    auto it = last_.try_emplace(ctx.location(), kNever).first;
-    std::int64_t& last = it->second;
+    const auto loc = static_cast<std::size_t>(ctx.location());
+    if (loc >= last_.size()) last_.resize(loc + 1, kNever);
+    std::int64_t& last = last_[loc];
     if (cp != kNoCallpath && last != kNever && now > last) {
-      const RegionDef* r = ctx.defs().region(ctx.callpaths().node(cp).region);
-      ctx.add_inclusive_at(category(r), ctx.location(), cp, secs(now - last));
+      const Chain& c = chain(ctx, cp);
+      ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - last));
     }
     last = now;
   }
@@ -55,7 +74,8 @@ class TimeVisits final : public Pattern {
   }
 
   static constexpr std::int64_t kNever = INT64_MIN;
-  std::unordered_map<int, std::int64_t> last_;  // per location, persists across epochs
+  std::vector<std::int64_t> last_;  // per location, persists across epochs
+  std::vector<Chain> chains_;       // per call path (call-path ids are stable)
 };
 
 }  // namespace
