@@ -85,7 +85,6 @@ void run_epoch(bool final) {
   ToolScope tool;
   const double wall0 = MPI_Wtime();
 
-  publish_regions(s.defs.regions);
   s.clock.advance(ClockMapper::sample());
   // Drain every thread's buffer into its location window.
   auto& windows = s.windows;
@@ -105,6 +104,9 @@ void run_epoch(bool final) {
   if (nbuf > 0) windows[0].dropped += s.buffers.unregistered_drops() - s.totals.dropped_unregistered;
   s.totals.dropped_unregistered = s.buffers.unregistered_drops();
   windows.resize(static_cast<std::size_t>(nbuf));
+  // After the drain: every region a drained event names was registered
+  // before that event was recorded.
+  publish_regions(s.defs.regions);
   const analysis::EpochFacts facts = s.analyzer->run_epoch(windows, *s.transport);
   const double analysis_seconds = MPI_Wtime() - wall0;
 
