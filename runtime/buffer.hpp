@@ -26,6 +26,33 @@ class ThreadBuffer {
 
   // Producer side (owning thread only).
   void push(const Event& e) {
+    if (deferred_leave_ != 0) flush_deferred();
+    push_now(e);
+  }
+
+  // Polling (unsuccessful MPI_Test*/MPI_Iprobe in a loop) would fill the
+  // buffer with Enter/Leave pairs.  A poll's Leave is deferred instead; the
+  // next unsuccessful poll of the same region only moves it, and any other
+  // event first records it.  A polling loop thus becomes one visit spanning
+  // it (DESIGN.md: polling is time, not events).
+  bool polling(std::uint32_t region) const { return deferred_leave_ != 0 && deferred_region_ == region; }
+  void defer_leave(std::uint64_t t, std::uint32_t region) {
+    deferred_leave_ = t;
+    deferred_region_ = region;
+  }
+  void extend_poll(std::uint64_t t) {
+    deferred_leave_ = t;
+    coalesced_.store(coalesced_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::uint64_t coalesced_polls() const { return coalesced_.load(std::memory_order_relaxed); }
+
+ private:
+  void flush_deferred() {
+    const std::uint64_t t = deferred_leave_;
+    deferred_leave_ = 0;
+    push_now(Event::leave(t));
+  }
+  void push_now(const Event& e) {
     if (e.kind == EventKind::Leave) {
       if (dropped_open_ > 0) {
         --dropped_open_;
@@ -41,6 +68,8 @@ class ThreadBuffer {
     }
   }
 
+
+ public:
   // Consumer side (the epoch).  Appends everything recorded so far to `out`.
   std::size_t drain(std::vector<Event>& out);
   // Events dropped since the last call (consumer side).
@@ -59,6 +88,9 @@ class ThreadBuffer {
   std::size_t capacity_;
   int thread_index_;
   std::uint32_t dropped_open_ = 0;      // producer-only
+  std::uint64_t deferred_leave_ = 0;    // producer-only: pending Leave of a poll (0: none)
+  std::uint32_t deferred_region_ = 0;
+  std::atomic<std::uint64_t> coalesced_{0};  // polls folded into an earlier one (owner writes)
   std::atomic<std::uint64_t> dropped_{0};
 };
 

@@ -30,6 +30,28 @@ double max_fill(State& s) {
   return f;
 }
 
+// ONLINEWS_VERBOSE=3: every drained event, for debugging the recording.
+void dump_windows(const State& s) {
+  static const char* const kKinds[] = {"Enter", "Leave", "Send", "Recv", "SendRequest", "SendComplete",
+                                       "RecvRequest", "RecvComplete", "CollectiveEnd"};
+  for (const auto& w : s.windows) {
+    for (const auto& e : w.events) {
+      const auto k = static_cast<int>(e.kind);
+      std::fprintf(stderr, "onlinews[%d.%d]: %.9f %-13s", s.rank, w.location,
+                   1e-9 * static_cast<double>(e.time - s.start_ns), k < 9 ? kKinds[k] : "?");
+      if (e.kind == EventKind::Enter) {
+        const auto* r = s.defs.region(e.region());
+        std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");
+      } else if (e.kind == EventKind::Leave) {
+        std::fprintf(stderr, "\n");
+      } else {
+        std::fprintf(stderr, " comm %u peer %d tag %d bytes %llu request %u flags %u\n", e.comm, e.peer, e.tag,
+                     static_cast<unsigned long long>(e.bytes), e.request, e.flags);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void on_eligible_collective(int comm_id) {
@@ -107,6 +129,7 @@ void run_epoch(bool final) {
   // After the drain: every region a drained event names was registered
   // before that event was recorded.
   publish_regions(s.defs.regions);
+  if (s.cfg.verbose >= 3) dump_windows(s);
   const analysis::EpochFacts facts = s.analyzer->run_epoch(windows, *s.transport);
   const double analysis_seconds = MPI_Wtime() - wall0;
 

@@ -48,6 +48,24 @@ inline std::uint64_t message_key(MPI_Message m) {
   return k;
 }
 
+// Polling calls (MPI_Test*, MPI_Iprobe, MPI_Improbe): the pre hook only
+// takes the time; the post hook records the call normally when it found
+// something, and folds unsuccessful calls in a row into one visit otherwise
+// (see ThreadBuffer::defer_leave).
+inline void poll_begin(Call& c) { c.t_enter = raw_now(); }
+inline void poll_found(Call& c) { record_enter(c.t_enter, c.region); }  // then its events and call_leave()
+inline void poll_nothing(Call& c) {
+  ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
+  if (b == nullptr) return;
+  const std::uint64_t t = raw_now();
+  if (b->polling(c.region)) {
+    b->extend_poll(t);
+    return;
+  }
+  b->push(Event::enter(c.t_enter, c.region));  // records any other pending poll's Leave first
+  b->defer_leave(t, c.region);
+}
+
 // Records the completion of one tracked request (Wait*/Test* and friends).
 void complete_request(State& s, MPI_Request handle, const MPI_Status* status, bool by_test);
 

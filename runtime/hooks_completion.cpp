@@ -57,10 +57,12 @@ void post_wait(Call& c, int rc) {
 }
 
 void pre_test(Call& c) {
-  call_enter(c);
+  poll_begin(c);
   c.saved_request = *c.request;
 }
 void post_test(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
   if (State* s = analyzed(rc); s != nullptr && *c.flag) complete_request(*s, c.saved_request, c.status, true);
   call_leave();
 }
@@ -77,10 +79,12 @@ void post_waitany(Call& c, int rc) {
 }
 
 void pre_testany(Call& c) {
-  call_enter(c);
+  poll_begin(c);
   c.saved_requests = save_requests(c.requests, c.n);
 }
 void post_testany(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
   if (State* s = analyzed(rc);
       s != nullptr && *c.flag && *c.index != MPI_UNDEFINED && *c.index >= 0 && *c.index < c.n) {
     complete_request(*s, c.saved_requests[*c.index], c.status, true);
@@ -100,10 +104,12 @@ void post_waitall(Call& c, int rc) {
 }
 
 void pre_testall(Call& c) {
-  call_enter(c);
+  poll_begin(c);
   c.saved_requests = save_requests(c.requests, c.n);
 }
 void post_testall(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
   if (State* s = analyzed(rc); s != nullptr && *c.flag) {
     for (int i = 0; i < c.n; ++i) complete_request(*s, c.saved_requests[i], &c.statuses[i], true);
   }
@@ -125,10 +131,12 @@ void post_waitsome(Call& c, int rc) {
 }
 
 void pre_testsome(Call& c) {
-  call_enter(c);
+  poll_begin(c);
   c.saved_requests = save_requests(c.requests, c.n);
 }
 void post_testsome(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && *c.outcount == 0) return poll_nothing(c);
+  poll_found(c);
   if (State* s = analyzed(rc); s != nullptr && *c.outcount != MPI_UNDEFINED) {
     for (int k = 0; k < *c.outcount; ++k) {
       const int i = c.indices[k];

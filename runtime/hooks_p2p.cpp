@@ -206,11 +206,20 @@ void post_mprobe(Call& c, int rc) {
   call_leave();
 }
 void pre_improbe(Call& c) {
-  call_enter(c);
+  poll_begin(c);
   resolve_comm(c);
 }
 void post_improbe(Call& c, int rc) {
-  if (rc == MPI_SUCCESS && *c.flag) remember_message(c);
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
+  if (rc == MPI_SUCCESS) remember_message(c);
+  call_leave();
+}
+
+void pre_iprobe(Call& c) { poll_begin(c); }
+void post_iprobe(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
   call_leave();
 }
 

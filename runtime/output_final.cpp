@@ -51,6 +51,11 @@ void finish_output(State& s) {
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
   unsigned long long unsupported = s.unsupported_calls + s.comms.untracked(), all_unsupported = 0;
   PMPI_Allreduce(&unsupported, &all_unsupported, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  unsigned long long polls = 0, all_polls = 0;
+  for (int i = 0; i < s.buffers.count(); ++i) {
+    if (const ThreadBuffer* b = s.buffers.at(i)) polls += b->coalesced_polls();
+  }
+  PMPI_Allreduce(&polls, &all_polls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
 
   // Topology: gather every rank's coordinates.
   if (s.have_topology) {
@@ -91,6 +96,7 @@ void finish_output(State& s) {
     s.h5->set_attr("unmatched_receives", static_cast<std::int64_t>(s.totals.unmatched));
     s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_unsupported));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
+    s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
     std::string analyses;
     for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
     s.h5->set_attr("analyses", analyses);

@@ -69,3 +69,23 @@ TEST_CASE("a producer thread and a draining consumer", "[buffer]") {
     REQUIRE(depth >= 0);
   }
 }
+
+TEST_CASE("unsuccessful polls are folded into one visit", "[buffer]") {
+  ThreadBuffer b(1024, 0);
+  // Enter of the first poll, its Leave deferred and then moved by 999 more.
+  b.push(Event::enter(10, 5));
+  b.defer_leave(11, 5);
+  for (std::uint64_t t = 12; t < 1011; ++t) {
+    REQUIRE(b.polling(5));
+    b.extend_poll(t);
+  }
+  CHECK_FALSE(b.polling(6));
+  b.push(Event::enter(2000, 7));  // anything else records the pending Leave first
+  CHECK_FALSE(b.polling(5));
+  std::vector<Event> out;
+  REQUIRE(b.drain(out) == 3);
+  CHECK(out[1].kind == EventKind::Leave);
+  CHECK(out[1].time == 1010u);
+  CHECK(out[2].time == 2000u);
+  CHECK(b.coalesced_polls() == 999);
+}
