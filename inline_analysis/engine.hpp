@@ -7,10 +7,13 @@
 #include "analysis.hpp"
 #include "pattern.hpp"
 #include "records.hpp"
+#include "sync_replay.hpp"
 
 namespace onlinews::analysis {
 
 // A receive that completed in this window, in the form matching needs.
+constexpr std::size_t kNoEvent = static_cast<std::size_t>(-1);
+
 struct CompletedRecv {
   std::size_t event = 0;      // index of the Recv / RecvComplete event
   std::uint64_t post_seq = 0; // posting order: MPI matches in this order
@@ -18,11 +21,14 @@ struct CompletedRecv {
   int src = -1;               // actual source, world rank
   std::int32_t tag = 0;
   std::int64_t post_enter = 0, post_leave = 0;
+  std::size_t post_event = kNoEvent;  // the posting event, if in this window
 };
 
 struct OpenRecv {  // a receive request posted but not completed yet
   std::uint64_t post_seq = 0;
   std::int64_t post_enter = 0, post_leave = 0;
+  std::size_t post_event = 0;
+  int post_epoch = -1;
   std::uint64_t comm_gid = 0;
   int src = -1;            // requested source (world rank), -1 = any
   std::int32_t tag = -1;   // requested tag, kAnyTag = any
@@ -84,6 +90,11 @@ struct Analyzer::Impl {
   std::vector<ReplyRecord> replies;
   std::vector<CollResult> colls;
   EpochFacts facts;
+  // For the backward replay at synchronization points.
+  SyncReplay sync;
+  SyncReplay::Inputs sync_in;
+  std::unordered_map<std::uint64_t, std::size_t> send_events;  // (dest, seq) -> Send/SendRequest event
+  std::unordered_map<std::size_t, double> late_sender_waits;   // receive event -> Late Sender instance wait
 
   Impl(const Definitions& d, AnalysisOptions o);
   LocationState& loc(int l) {
@@ -99,6 +110,7 @@ struct Analyzer::Impl {
   void exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp
   void reduce_collectives(const LocationWindow& w, Transport& t);
+  void run_sync_replay(LocationWindow& w, Transport& t);
 };
 
 }  // namespace onlinews::analysis

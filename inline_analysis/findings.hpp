@@ -20,6 +20,9 @@ struct LateSenderFinding {
   int sender = -1;               // world rank of the late sender
   std::int64_t send_enter = 0;   // ns, the late send's enter
   std::uint64_t bytes = 0;       // message size of the late message
+  std::size_t event = 0;         // the receive event that waited longest
+  std::uint32_t seq = 0;         // the late message's sequence number (sender, this epoch)
+  bool same_epoch = false;       // the send was recorded in this epoch
 };
 
 // A synchronizing send waited for its receive to be posted.
@@ -31,6 +34,8 @@ struct LateReceiverFinding {
   double wait = 0;
   int receiver = -1;
   std::uint64_t bytes = 0;
+  std::size_t event = 0;         // the Send / SendComplete event that waited longest
+  std::uint32_t seq = 0;         // its message's sequence number to `receiver`
 };
 
 // A rank waited in a collective (barrier, N x N, broadcast, reduce, scan,

@@ -7,7 +7,7 @@
 namespace onlinews::analysis {
 namespace {
 
-enum Op : int { kExchange = 1, kAllreduce = 2, kScan = 3, kMax = 4 };
+enum Op : int { kExchange = 1, kAllreduce = 2, kScan = 3, kMax = 4, kBcast = 5, kReduce = 6 };
 
 template <class T>
 std::vector<std::byte> bytes_of(const T* p, std::size_t n) {
@@ -120,6 +120,43 @@ class LocalTransport final : public Transport {
                             }
                           });
     copy_out(result, inout, n);
+  }
+
+  void post(int peer, std::vector<std::byte> data) override {
+    std::lock_guard<std::mutex> lock(w_.mu_);
+    w_.mail_[{rank_, peer}].push_back(std::move(data));
+    w_.cv_.notify_all();
+  }
+  std::vector<std::byte> take(int peer) override {
+    std::unique_lock<std::mutex> lock(w_.mu_);
+    auto& q = w_.mail_[{peer, rank_}];
+    w_.cv_.wait(lock, [&] { return !q.empty(); });
+    std::vector<std::byte> d = std::move(q.front());
+    q.pop_front();
+    return d;
+  }
+  void flush() override {}
+
+  void bcast(const CommDef& comm, int root, std::vector<std::byte>& data) override {
+    const int members = comm.size;
+    data = w_.meet({kBcast, comm.gid, seq_[{kBcast, comm.gid}]++}, members, comm.my_rank, data,
+                   [members, root](LocalWorld::Meeting& m) {
+                     for (int r = 0; r < members; ++r) m.out[static_cast<std::size_t>(r)] = m.in[static_cast<std::size_t>(root)];
+                   });
+  }
+
+  void reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) override {
+    const int members = comm.size;
+    auto result = w_.meet({kReduce, comm.gid, seq_[{kReduce, comm.gid}]++}, members, comm.my_rank,
+                          bytes_of(inout, n), [members, n, root](LocalWorld::Meeting& m) {
+                            std::vector<double> acc(n, 0.0), x(n);
+                            for (int r = 0; r < members; ++r) {
+                              copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
+                              for (std::size_t k = 0; k < n; ++k) acc[k] += x[k];
+                            }
+                            m.out[static_cast<std::size_t>(root)] = bytes_of(acc.data(), n);
+                          });
+    if (comm.my_rank == root) copy_out(result, inout, n);
   }
 
   void allreduce_max(double* inout, std::size_t n) override {

@@ -3,6 +3,7 @@
 // replay with hand-built event streams, without MPI.
 #pragma once
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,6 +41,7 @@ class LocalWorld {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<Key, Meeting> meetings_;
+  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mail_;  // (from, to) -> messages
 };
 
 }  // namespace onlinews::analysis

@@ -60,6 +60,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
           r.flags |= sendflag::kBlocking;
         }
         list.push_back(r);
+        send_events[(static_cast<std::uint64_t>(static_cast<std::uint32_t>(dest)) << 32) | r.seq] = i;
         if (e.kind == EventKind::Send) {
           send_refs.push_back({i, {dest, r.seq}});
         } else {
@@ -76,13 +77,13 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
       }
       case EventKind::Recv: {
         if (c == nullptr || !c->usable) break;
-        completed.push_back({i, next_post_seq++, c->gid, c->world_rank_of(e.peer), e.tag, a.enter, a.leave});
+        completed.push_back({i, next_post_seq++, c->gid, c->world_rank_of(e.peer), e.tag, a.enter, a.leave, i});
         break;
       }
       case EventKind::RecvRequest: {
         if (c == nullptr || !c->usable) break;
         const int src = e.peer == kAnySource ? -1 : c->world_rank_of(e.peer);
-        open_recvs[e.request] = {next_post_seq++, a.enter, a.leave, c->gid, src, e.tag};
+        open_recvs[e.request] = {next_post_seq++, a.enter, a.leave, i, epoch, c->gid, src, e.tag};
         break;
       }
       case EventKind::RecvComplete: {
@@ -94,7 +95,8 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         const OpenRecv o = it->second;
         open_recvs.erase(it);
         if ((e.flags & evflag::kCancelled) != 0 || c == nullptr || !c->usable) break;
-        completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave});
+        completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave,
+                             o.post_epoch == epoch ? o.post_event : kNoEvent});
         break;
       }
       case EventKind::CollectiveEnd:
@@ -148,7 +150,11 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
     const SendRecord r = q[reserved];
     q.erase(q.begin() + static_cast<std::ptrdiff_t>(reserved));
     if (q.empty()) pending.erase(it);
-    if (r.epoch != static_cast<std::uint32_t>(epoch)) ++facts.cross_epoch_messages;
+    if (r.epoch != static_cast<std::uint32_t>(epoch)) {
+      ++facts.cross_epoch_messages;
+    } else if (cr.post_event != kNoEvent) {
+      sync_in.postings[(static_cast<std::uint64_t>(static_cast<std::uint32_t>(r.src)) << 32) | r.seq] = cr.post_event;
+    }
     st.links[cr.event] = static_cast<std::int32_t>(matched.size());
     matched.push_back(r);
   }
@@ -163,7 +169,6 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     if (l < 0 || facts.comm_analysis_skipped) continue;
     const SendRecord& s = matched[l];
     if (s.epoch != static_cast<std::uint32_t>(epoch)) continue;  // the sender's epoch is over
-    const EventAnnotation& a = st.annot[cr.event];
     ReplyRecord r;
     r.seq = s.seq;
     r.receiver = me;
@@ -171,8 +176,9 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     r.flags = s.flags;
     r.post_enter = cr.post_enter;
     r.post_leave = cr.post_leave;
-    const bool by_test = (w.events[cr.event].flags & evflag::kByTest) != 0;
-    if (!by_test && s.enter > a.enter) r.ls_wait = secs(std::min(s.enter, a.leave) - a.enter);
+    // The Late Sender instance (for a Waitall: its longest wait only).
+    auto ls = late_sender_waits.find(cr.event);
+    if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
     back[s.src].push_back(r);
   }
   std::vector<Parcel> out, in;
@@ -195,6 +201,13 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       const std::uint32_t q = list[k].seq;
       if (q >= idx.size()) idx.resize(q + 1, -1);
       idx[q] = static_cast<std::int32_t>(k);
+    }
+  }
+  for (const auto& [src, list] : got) {
+    for (const auto& r : list) {
+      if (r.ls_wait <= 0) continue;
+      auto it = send_events.find((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | r.seq);
+      if (it != send_events.end()) sync_in.late_sends.push_back({{src, r.seq}, it->second});
     }
   }
   for (const auto& [event, ref] : send_refs) {

@@ -19,6 +19,7 @@
 namespace onlinews::analysis {
 
 class ReplayContext;
+class SyncHandler;
 
 enum class Phase : std::uint8_t { Forward = 0, Backward = 1 };
 
@@ -42,6 +43,15 @@ class Dispatch {
         [self, fn](const void* f, ReplayContext& c) { (self->*fn)(*static_cast<const F*>(f), c); });
   }
 
+  template <class F>
+  void on_finding_fn(std::function<void(const F&, ReplayContext&)> fn) {
+    findings_[static_cast<int>(F::kKind)].push_back(
+        [fn](const void* f, ReplayContext& c) { fn(*static_cast<const F*>(f), c); });
+  }
+  // Handlers of the backward replay at synchronization points (sync_replay.hpp).
+  void on_sync(SyncHandler* h) { sync_.push_back(h); }
+  const std::vector<SyncHandler*>& sync_handlers() const { return sync_; }
+
   const std::vector<EventHandler>& handlers(Phase ph, EventKind k) const {
     return events_[static_cast<int>(ph)][static_cast<int>(k)];
   }
@@ -58,6 +68,7 @@ class Dispatch {
  private:
   std::array<std::array<std::vector<EventHandler>, kEventKindCount>, 2> events_;
   std::array<std::vector<FindingHandler>, kFindingKindCount> findings_;
+  std::vector<SyncHandler*> sync_;
 };
 
 class Pattern {

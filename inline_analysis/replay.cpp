@@ -23,6 +23,16 @@ bool selected(const std::vector<std::string>& selection, const char* name, const
 }
 
 Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options(std::move(o)) {
+  // The engine keeps the wait states of the analyzed location for the
+  // backward replay at synchronization points.
+  dispatch.on_finding_fn<LateSenderFinding>([this](const LateSenderFinding& f, ReplayContext&) {
+    if (f.location != options.mpi_location) return;
+    late_sender_waits[f.event] = f.wait;
+    sync_in.late_senders.push_back(f);
+  });
+  dispatch.on_finding_fn<LateReceiverFinding>([this](const LateReceiverFinding& f, ReplayContext&) {
+    if (f.location == options.mpi_location) sync_in.late_receivers.push_back(f);
+  });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
     patterns.push_back(entry.make());
@@ -99,6 +109,19 @@ void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
   }
 }
 
+void Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
+  LocationState& st = loc(w.location);
+  sync_in.events = &w.events;
+  sync_in.annot = &st.annot;
+  sync_in.links = &st.links;
+  sync_in.colls = &colls;
+  sync_in.callpaths = &callpaths;
+  sync_in.location = w.location;
+  ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
+  ReplayContext ctx(src);
+  sync.run(sync_in, dispatch.sync_handlers(), ctx, t);
+}
+
 EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
   Impl& m = *impl_;
   m.facts = EpochFacts{};
@@ -111,6 +134,9 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   m.outgoing.clear();
   m.send_refs.clear();
   m.coll_events.clear();
+  m.send_events.clear();
+  m.late_sender_waits.clear();
+  m.sync_in = SyncReplay::Inputs{};
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
@@ -146,6 +172,9 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   m.walk(Phase::Forward, windows);
   if (m.comm_patterns) m.exchange_replies(*mpi, transport);
   m.walk(Phase::Backward, windows);
+  if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
+    m.run_sync_replay(*mpi, transport);
+  }
   {
     ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
     ReplayContext ctx(src);

@@ -56,6 +56,19 @@ class Transport {
   virtual void scan(const CommDef& comm, ScanRecord* inout, std::size_t n) = 0;
   // Element-wise maximum of `n` values over all ranks.
   virtual void allreduce_max(double* inout, std::size_t n) = 0;
+
+  // --- the backward replay at synchronization points (sync_replay.cpp) ---
+  // Nonblocking send of `data` to world rank `peer` on the replay channel.
+  virtual void post(int peer, std::vector<std::byte> data) = 0;
+  // Blocking receive of the next replay-channel message from `peer` (messages
+  // from one peer arrive in the order they were posted).
+  virtual std::vector<std::byte> take(int peer) = 0;
+  // Completes every posted send (end of the replay).
+  virtual void flush() = 0;
+  // The member with rank `root` in `comm` sends `data` to all members.
+  virtual void bcast(const CommDef& comm, int root, std::vector<std::byte>& data) = 0;
+  // Element-wise sum of `n` doubles over the members of `comm`, at `root`.
+  virtual void reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) = 0;
 };
 
 }  // namespace onlinews::analysis

@@ -7,6 +7,7 @@ namespace onlinews::rt {
 namespace {
 
 constexpr int kExchangeTag = 30217;  // + parity of the exchange (see exchange())
+constexpr int kReplayTag = 30300;    // the backward replay's point-to-point channel
 
 void coll_combine(void* in, void* inout, int* len, MPI_Datatype*) {
   auto* a = static_cast<const analysis::CollRecord*>(in);
@@ -105,6 +106,50 @@ void MpiTransport::scan(const analysis::CommDef& comm, analysis::ScanRecord* ino
   std::vector<analysis::ScanRecord> result(n);
   PMPI_Scan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c);
   std::copy(result.begin(), result.end(), inout);
+}
+
+void MpiTransport::post(int peer, std::vector<std::byte> data) {
+  posted_.push_back(std::move(data));
+  posted_requests_.emplace_back();
+  const auto& b = posted_.back();
+  PMPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, peer, kReplayTag, world_, &posted_requests_.back());
+}
+
+std::vector<std::byte> MpiTransport::take(int peer) {
+  MPI_Status st;
+  PMPI_Probe(peer, kReplayTag, world_, &st);
+  int count = 0;
+  PMPI_Get_count(&st, MPI_BYTE, &count);
+  std::vector<std::byte> d(static_cast<std::size_t>(count));
+  PMPI_Recv(d.data(), count, MPI_BYTE, peer, kReplayTag, world_, MPI_STATUS_IGNORE);
+  return d;
+}
+
+void MpiTransport::flush() {
+  if (!posted_requests_.empty()) {
+    PMPI_Waitall(static_cast<int>(posted_requests_.size()), posted_requests_.data(), MPI_STATUSES_IGNORE);
+  }
+  posted_requests_.clear();
+  posted_.clear();
+}
+
+void MpiTransport::bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) {
+  MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
+  if (c == MPI_COMM_NULL) return;
+  std::uint64_t n = data.size();
+  PMPI_Bcast(&n, 1, MPI_UINT64_T, root, c);
+  data.resize(n);
+  PMPI_Bcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c);
+}
+
+void MpiTransport::reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) {
+  MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
+  if (c == MPI_COMM_NULL || n == 0) return;
+  if (comm.my_rank == root) {
+    PMPI_Reduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c);
+  } else {
+    PMPI_Reduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c);
+  }
 }
 
 void MpiTransport::allreduce_max(double* inout, std::size_t n) {

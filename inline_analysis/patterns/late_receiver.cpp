@@ -48,7 +48,7 @@ class LateReceiver final : public Pattern {
       cur_.valid = true;
       cur_.location = ctx.location();
       cur_.frame = ctx.frame();
-      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes};
+      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq};
     }
   }
   // Walking backward, a call's Enter comes after all its events.

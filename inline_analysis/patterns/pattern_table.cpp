@@ -17,6 +17,8 @@ std::unique_ptr<Pattern> make_early_reduce();
 std::unique_ptr<Pattern> make_early_scan();
 std::unique_ptr<Pattern> make_init_finalize();
 std::unique_ptr<Pattern> make_collective_counts();
+std::unique_ptr<Pattern> make_delay_costs();
+std::unique_ptr<Pattern> make_critical_path();
 
 const std::vector<PatternEntry>& pattern_table() {
   static const std::vector<PatternEntry> table = {
@@ -32,6 +34,8 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_earlyscan", "collective", make_early_scan},
       {"mpi_init_finalize", "collective", make_init_finalize},
       {"collective_counts", "collective", make_collective_counts},
+      {"delay_costs", "rootcause", make_delay_costs},
+      {"critical_path", "rootcause", make_critical_path},
   };
   return table;
 }

@@ -1,0 +1,217 @@
+// Delay costs (seed 000, Algorithm 1) and the wait-state classes, in the
+// backward replay over synchronization points (sync_replay.hpp).
+//
+// At a point where rank B waited for rank A, the delay lies in A's
+// synchronization interval (since their previous common point): the call
+// paths on which A spent more processing time than B (the difference profile
+// d, positive entries) and A's own waiting inside the interval (w).  With
+// s = min(wait / (sum d + w), 1):
+//   short-term costs  delay_<kind>[c]          += s * d[c]       (on A)
+//   long-term costs   delay_<X>_longterm[c]    += cost_X / (sum d + w) * d[c]
+//                     where cost_X is the waiting of kind X that B's wait
+//                     in turn caused later (accumulated by this replay);
+//   A's own waits e in the interval propagate it: cost_X[e] += ... * wait(e).
+// Collectives do the same with reductions: the causing rank (latest / root /
+// latest sender) broadcasts its profile, every waiting member computes its
+// contribution, a sum-reduction brings them back (no loop over ranks).
+//
+// Classes of Late Sender / Late Receiver waits: indirect = the part explained
+// by the cause's own waiting (s * w, sent back to the waiting rank after the
+// walk), direct = the rest; propagating = the largest part of a wait that
+// caused a later one, terminal = the rest.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "../sync_replay.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+constexpr Metric kShort[kDelayKinds] = {Metric::delay_latesender, Metric::delay_latereceiver, Metric::delay_barrier,
+                                        Metric::delay_n2n,        Metric::delay_12n,          Metric::delay_n21};
+constexpr Metric kLong[kDelayKinds] = {Metric::delay_latesender_longterm, Metric::delay_latereceiver_longterm,
+                                       Metric::delay_barrier_longterm,    Metric::delay_n2n_longterm,
+                                       Metric::delay_12n_longterm,        Metric::delay_n21_longterm};
+
+class DelayCosts final : public Pattern, public SyncHandler {
+ public:
+  void subscribe(Dispatch& d) override { d.on_sync(this); }
+
+  void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
+    double w = 0;
+    const TimeMap m = ctx.pruned_map(ctx.previous_with(ctx.current(), sp.peer), ctx.current(), w);
+    out.put(sp.wait);
+    for (double c : sp.cost) out.put(c);
+    put_map(ctx, m, out);
+  }
+
+  void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
+    const double remote_wait = in.get<double>();
+    double remote_cost[kDelayKinds];
+    for (double& c : remote_cost) c = in.get<double>();
+    const auto remote = get_map(in);
+    const std::size_t k = ctx.current();
+    const std::size_t j = ctx.previous_with(k, sp.peer);
+    double w = 0;
+    const TimeMap m = ctx.pruned_map(j, k, w);
+    std::vector<double> d(m.callpaths.size(), 0.0);
+    double sum_d = 0;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      auto it = remote.find(ctx.hash(m.callpaths[i]));
+      d[i] = std::max(m.seconds[i] - (it == remote.end() ? 0.0 : it->second), 0.0);
+      sum_d += d[i];
+    }
+    const double denom = sum_d + w;
+    if (denom <= 0 || remote_wait <= 0) return;
+    const double scale = std::min(remote_wait / denom, 1.0);
+    const int kind = static_cast<int>(sp.delay);
+    for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kShort[kind], m.callpaths[i], scale * d[i]);
+    double cost_scale[kDelayKinds];
+    for (int x = 0; x < kDelayKinds; ++x) {
+      cost_scale[x] = remote_cost[x] / denom;
+      if (cost_scale[x] <= 0) continue;
+      for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kLong[x], m.callpaths[i], cost_scale[x] * d[i]);
+    }
+    auto& pts = ctx.points();
+    for (std::size_t e = j + 1; e < k; ++e) {
+      SyncPoint& own = pts[e];
+      if (own.wait <= 0) continue;
+      for (int x = 0; x < kDelayKinds; ++x) own.cost[x] += (x == kind ? scale : 0.0) * own.wait + cost_scale[x] * own.wait;
+      own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
+    }
+    sp.indirect = scale * w;  // the waiting side's share explained by our waiting
+  }
+
+  void reference_out(SyncPoint&, SyncContext& ctx, ByteWriter& out) override {
+    const std::size_t k = ctx.current();
+    group_start_ = ctx.previous_with_all(k);
+    group_ = ctx.pruned_map(group_start_, k, group_waits_);
+    out.put(group_waits_);
+    put_map(ctx, group_, out);
+  }
+
+  void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) override {
+    const double ref_waits = in.get<double>();
+    const auto n = in.get<std::uint32_t>();
+    std::vector<std::uint64_t> hashes(n);
+    std::vector<double> g(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      hashes[i] = in.get<std::uint64_t>();
+      g[i] = in.get<double>();
+    }
+    // Layout: short[n], long[kinds][n], scale, cost scales[kinds].
+    const std::size_t base = out.size();
+    out.resize(base + (1 + kDelayKinds) * n + 1 + kDelayKinds, 0.0);
+    const CommDef* c = ctx.defs().comm(sp.comm);
+    if (sp.wait <= 0 || c == nullptr || c->my_rank == sp.reference) return;
+    double w = 0;
+    const std::size_t k = ctx.current();
+    const TimeMap mine = ctx.pruned_map(ctx.previous_with(k, c->world_rank_of(sp.reference)), k, w);
+    std::unordered_map<std::uint64_t, double> own;
+    for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own[ctx.hash(mine.callpaths[i])] += mine.seconds[i];
+    std::vector<double> d(n);
+    double sum_d = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto it = own.find(hashes[i]);
+      d[i] = std::max(g[i] - (it == own.end() ? 0.0 : it->second), 0.0);
+      sum_d += d[i];
+    }
+    const double denom = sum_d + ref_waits;
+    if (denom <= 0) return;
+    double* o = &out[base];
+    const double scale = sp.wait / denom;
+    for (std::uint32_t i = 0; i < n; ++i) o[i] = scale * d[i];
+    for (int x = 0; x < kDelayKinds; ++x) {
+      const double cs = sp.cost[x] / denom;
+      for (std::uint32_t i = 0; i < n; ++i) o[(1 + x) * n + i] = cs * d[i];
+      o[(1 + kDelayKinds) * n + 1 + x] = cs;
+    }
+    o[(1 + kDelayKinds) * n] = scale;
+  }
+
+  void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) override {
+    const std::size_t n = group_.callpaths.size();
+    const int kind = static_cast<int>(sp.delay);
+    for (std::size_t i = 0; i < n; ++i) ctx.add(kShort[kind], group_.callpaths[i], sum[i]);
+    for (int x = 0; x < kDelayKinds; ++x) {
+      for (std::size_t i = 0; i < n; ++i) ctx.add(kLong[x], group_.callpaths[i], sum[(1 + x) * n + i]);
+    }
+    const double scales = sum[(1 + kDelayKinds) * n];
+    auto& pts = ctx.points();
+    for (std::size_t e = group_start_ + 1; e < ctx.current(); ++e) {
+      SyncPoint& own = pts[e];
+      if (own.wait <= 0) continue;
+      for (int x = 0; x < kDelayKinds; ++x) {
+        own.cost[x] += ((x == kind ? scales : 0.0) + sum[(1 + kDelayKinds) * n + 1 + x]) * own.wait;
+      }
+    }
+    sum += (1 + kDelayKinds) * n + 1 + kDelayKinds;
+  }
+
+  void end_walk(SyncContext& ctx) override {
+    // Send each waiting rank the indirect share of its wait.
+    std::map<int, ByteWriter> back;
+    for (const SyncPoint& sp : ctx.points()) {
+      if ((sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv) && sp.indirect > 0) {
+        ByteWriter& w = back[sp.peer];
+        w.put(static_cast<std::uint8_t>(sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend));
+        w.put(sp.seq);
+        w.put(sp.indirect);
+      }
+    }
+    std::vector<Parcel> out, got;
+    for (auto& [peer, w] : back) out.push_back({peer, std::move(w.bytes)});
+    ctx.transport().exchange(out, got);
+    std::map<std::tuple<int, int, std::uint32_t>, double> indirect;
+    for (const auto& p : got) {
+      ByteReader r(p.data.data(), p.data.size());
+      const std::size_t rec = sizeof(std::uint8_t) + sizeof(std::uint32_t) + sizeof(double);
+      for (std::size_t i = 0; i < p.data.size() / rec; ++i) {
+        const int kind = r.get<std::uint8_t>();
+        const auto seq = r.get<std::uint32_t>();
+        indirect[{p.peer, kind, seq}] = r.get<double>();
+      }
+    }
+    for (SyncPoint& sp : ctx.points()) {
+      if ((sp.kind != SyncKind::LsRecv && sp.kind != SyncKind::LrSend) || sp.wait <= 0) continue;
+      auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq});
+      sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
+      const bool ls = sp.kind == SyncKind::LsRecv;
+      ctx.add(ls ? Metric::mpi_wait_indirect_ls : Metric::mpi_wait_indirect_lr, sp.callpath, sp.indirect);
+      ctx.add(ls ? Metric::mpi_wait_direct_ls : Metric::mpi_wait_direct_lr, sp.callpath, sp.wait - sp.indirect);
+      ctx.add(ls ? Metric::mpi_wait_propagating_ls : Metric::mpi_wait_propagating_lr, sp.callpath, sp.propagating);
+      ctx.add(ls ? Metric::mpi_wait_terminal_ls : Metric::mpi_wait_terminal_lr, sp.callpath,
+              sp.wait - sp.propagating);
+    }
+  }
+
+ private:
+  static void put_map(SyncContext& ctx, const TimeMap& m, ByteWriter& out) {
+    out.put(static_cast<std::uint32_t>(m.callpaths.size()));
+    for (std::size_t i = 0; i < m.callpaths.size(); ++i) {
+      out.put(ctx.hash(m.callpaths[i]));
+      out.put(m.seconds[i]);
+    }
+  }
+  static std::unordered_map<std::uint64_t, double> get_map(ByteReader& in) {
+    std::unordered_map<std::uint64_t, double> m;
+    const auto n = in.get<std::uint32_t>();
+    for (std::uint32_t i = 0; i < n && in.ok(); ++i) {
+      const auto h = in.get<std::uint64_t>();
+      m[h] += in.get<double>();
+    }
+    return m;
+  }
+
+  // The collective being replayed, on its reference rank.
+  std::size_t group_start_ = 0;
+  TimeMap group_;
+  double group_waits_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Pattern> make_delay_costs() { return std::make_unique<DelayCosts>(); }
+
+}  // namespace onlinews::analysis

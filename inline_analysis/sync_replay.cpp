@@ -1,0 +1,377 @@
+// Synchronization points of an epoch and the backward walk over them.
+#include "sync_replay.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <tuple>
+
+namespace onlinews::analysis {
+namespace {
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::uint64_t key(int peer, std::uint32_t seq) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | seq;
+}
+
+DelayKind delay_of(CollKind k) {
+  switch (k) {
+    case CollKind::Barrier: return DelayKind::Barrier;
+    case CollKind::OneToN: return DelayKind::OneToN;
+    case CollKind::NToOne: return DelayKind::NToOne;
+    default: return DelayKind::NxN;
+  }
+}
+
+int comm_rank_of(const CommDef& c, std::int64_t world) {
+  for (int r = 0; r < c.size; ++r) {
+    if (c.world_ranks[static_cast<std::size_t>(r)] == world) return r;
+  }
+  return -1;
+}
+
+double secs_pos(std::int64_t ns) { return ns > 0 ? secs(ns) : 0.0; }
+
+}  // namespace
+
+// ---- SyncContext --------------------------------------------------------------
+
+std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
+int SyncContext::location() const { return r_.in_->location; }
+Transport& SyncContext::transport() { return *r_.transport_; }
+
+std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
+
+std::uint32_t SyncContext::callpath_of_hash(std::uint64_t h) {
+  auto it = r_.by_hash_.find(h);
+  return it == r_.by_hash_.end() ? kNoCallpath : it->second;
+}
+
+std::int64_t SyncContext::window_begin() const {
+  const auto& e = *r_.in_->events;
+  return e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
+}
+std::int64_t SyncContext::window_end() const {
+  const auto& e = *r_.in_->events;
+  return e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
+}
+
+std::size_t SyncContext::previous_with(std::size_t k, int peer) {
+  const auto& p = r_.points_;
+  for (std::size_t i = k; i-- > 1;) {
+    const SyncPoint& s = p[i];
+    if (s.kind == SyncKind::Collective) {
+      if (s.all_ranks) return i;
+      const CommDef* c = rc_.defs().comm(s.comm);
+      if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
+    } else if (s.peer == peer) {
+      return i;
+    }
+  }
+  return 0;
+}
+
+std::size_t SyncContext::previous_with_all(std::size_t k) {
+  const auto& p = r_.points_;
+  const SyncPoint& sk = p[k];
+  for (std::size_t i = k; i-- > 1;) {
+    const SyncPoint& s = p[i];
+    if (s.kind == SyncKind::Collective && (s.all_ranks || s.comm == sk.comm)) return i;
+  }
+  return 0;
+}
+
+TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
+  TimeMap out;
+  const auto& ev = *r_.in_->events;
+  const auto& an = *r_.in_->annot;
+  const auto& tree = rc_.callpaths();
+  if (ev.size() < 2 || t1 <= t0) return out;
+  auto& acc = r_.scratch_;
+  auto& touched = r_.touched_;
+  if (acc.size() < tree.size()) acc.resize(tree.size(), 0.0);
+  // The event whose following interval contains t0.
+  std::size_t i = static_cast<std::size_t>(
+      std::upper_bound(ev.begin(), ev.end(), t0,
+                       [](std::int64_t t, const Event& e) { return t < static_cast<std::int64_t>(e.time); }) -
+      ev.begin());
+  i = i > 0 ? i - 1 : 0;
+  for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
+    const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
+    const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(ev[i + 1].time), t1);
+    if (b <= a) continue;
+    std::uint32_t cp = an[i].callpath;  // the call path that owns the time after event i
+    if (ev[i].kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
+    if (cp == kNoCallpath || cp >= acc.size()) continue;
+    if (acc[cp] == 0.0) touched.push_back(cp);
+    acc[cp] += secs(b - a);
+  }
+  for (std::uint32_t cp : touched) {
+    out.callpaths.push_back(cp);
+    out.seconds.push_back(acc[cp]);
+    acc[cp] = 0.0;
+  }
+  touched.clear();
+  return out;
+}
+
+TimeMap SyncContext::pruned_map(std::size_t j, std::size_t k, double& waits) {
+  const auto& p = r_.points_;
+  const std::int64_t t0 = j == 0 ? window_begin() : p[j].enter + static_cast<std::int64_t>(p[j].wait * 1e9);
+  TimeMap m = time_map(t0, p[k].enter);
+  waits = 0;
+  for (std::size_t i = j + 1; i < k; ++i) {
+    if (p[i].wait <= 0) continue;
+    waits += p[i].wait;
+    for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
+      if (m.callpaths[e] == p[i].callpath) m.seconds[e] -= p[i].wait;
+    }
+  }
+  TimeMap pos;
+  for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
+    if (m.seconds[e] > 1e-12) {
+      pos.callpaths.push_back(m.callpaths[e]);
+      pos.seconds.push_back(m.seconds[e]);
+    }
+  }
+  return pos;
+}
+
+// ---- SyncReplay ---------------------------------------------------------------
+
+std::uint64_t SyncReplay::callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp) {
+  if (cp == kNoCallpath || cp >= tree.size()) return 0;
+  while (hashes_.size() < tree.size()) {
+    const auto id = static_cast<std::uint32_t>(hashes_.size());
+    const auto& n = tree.node(id);
+    const std::uint64_t parent = n.parent == kNoCallpath ? 14695981039346656037ull : hashes_[n.parent];
+    const RegionDef* r = defs.region(n.region);
+    std::uint64_t h = fnv1a(r != nullptr ? r->name : "?", parent ^ 0x9E3779B97F4A7C15ull);
+    h ^= static_cast<std::uint64_t>(r != nullptr ? static_cast<int>(r->kind) : 0) * 0xff51afd7ed558ccdull;
+    hashes_.push_back(h);
+    by_hash_.emplace(h, id);
+  }
+  return hashes_[cp];
+}
+
+void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
+  const auto& ev = *in.events;
+  const auto& an = *in.annot;
+  const Definitions& defs = rc.defs();
+  // Enter index of every event's enclosing call.
+  std::vector<std::size_t> enter_of(ev.size(), 0);
+  {
+    std::vector<std::size_t> stack;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (ev[i].kind == EventKind::Enter) stack.push_back(i);
+      enter_of[i] = stack.empty() ? 0 : stack.back();
+      if (ev[i].kind == EventKind::Leave && !stack.empty()) stack.pop_back();
+    }
+  }
+  auto make = [&](SyncKind kind, std::size_t event) {
+    SyncPoint s;
+    s.kind = kind;
+    s.event = event;
+    s.enter_index = enter_of[event];
+    s.enter = an[event].enter;
+    s.leave = an[event].leave;
+    s.callpath = an[event].callpath;
+    return s;
+  };
+  points_.clear();
+  SyncPoint start;
+  start.kind = SyncKind::Start;
+  start.all_ranks = true;
+  start.enter = start.leave = ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
+  points_.push_back(start);
+
+  for (const auto& f : in.late_senders) {
+    if (!f.same_epoch || f.event >= ev.size()) continue;
+    SyncPoint s = make(SyncKind::LsRecv, f.event);
+    s.wait = f.wait;
+    s.peer = f.sender;
+    s.seq = f.seq;
+    s.delay = DelayKind::LateSender;
+    points_.push_back(s);
+  }
+  for (const auto& [k, event] : in.late_sends) {
+    SyncPoint s = make(SyncKind::LsSend, event);
+    s.peer = k.first;
+    s.seq = k.second;
+    s.delay = DelayKind::LateSender;
+    points_.push_back(s);
+  }
+  // Late Receivers: the receiving side learns which of its postings was late.
+  std::map<int, std::vector<std::pair<std::uint32_t, double>>> notes;
+  for (const auto& f : in.late_receivers) {
+    if (f.event >= ev.size()) continue;
+    SyncPoint s = make(SyncKind::LrSend, f.event);
+    s.wait = f.wait;
+    s.peer = f.receiver;
+    s.seq = f.seq;
+    s.delay = DelayKind::LateReceiver;
+    points_.push_back(s);
+    notes[f.receiver].emplace_back(f.seq, f.wait);
+  }
+  std::vector<Parcel> out, got;
+  for (auto& [peer, list] : notes) {
+    ByteWriter w;
+    for (const auto& [seq, wait] : list) {
+      w.put(seq);
+      w.put(wait);
+    }
+    out.push_back({peer, std::move(w.bytes)});
+  }
+  t.exchange(out, got);
+  for (const auto& p : got) {
+    ByteReader r(p.data.data(), p.data.size());
+    for (std::size_t n = 0; n < p.data.size() / (sizeof(std::uint32_t) + sizeof(double)); ++n) {
+      const auto seq = r.get<std::uint32_t>();
+      r.get<double>();
+      auto it = in.postings.find(key(p.peer, seq));
+      if (it == in.postings.end()) continue;
+      SyncPoint s = make(SyncKind::LrRecv, it->second);
+      s.peer = p.peer;
+      s.seq = seq;
+      s.delay = DelayKind::LateReceiver;
+      points_.push_back(s);
+    }
+  }
+  // Collectives: every analyzed instance bounds intervals; instances in which
+  // someone waited are replayed.
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (ev[i].kind != EventKind::CollectiveEnd) continue;
+    const std::int32_t l = (*in.links)[i];
+    if (l < 0 || static_cast<std::size_t>(l) >= in.colls->size()) continue;
+    const CollResult& r = (*in.colls)[static_cast<std::size_t>(l)];
+    const CommDef* c = defs.comm(ev[i].comm);
+    const RegionDef* rd = defs.region(rc.callpaths().node(an[i].callpath).region);
+    if (!r.valid || c == nullptr || rd == nullptr || rd->coll == CollKind::Scan || rd->coll == CollKind::Exscan) {
+      continue;
+    }
+    SyncPoint s = make(SyncKind::Collective, i);
+    s.comm = ev[i].comm;
+    s.all_ranks = c->size == defs.world_size;
+    s.delay = delay_of(rd->coll);
+    const std::int64_t leave = s.leave;
+    const CollRecord& a = r.all;
+    switch (rd->coll) {
+      case CollKind::OneToN:
+        s.reference = ev[i].peer;
+        s.reference_enter = a.root_enter;
+        s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
+        if (c->my_rank != s.reference && ev[i].bytes_in() > 0) {
+          s.wait = secs_pos(std::min(a.root_enter, leave) - s.enter);
+        }
+        break;
+      case CollKind::NToOne:
+        s.reference = comm_rank_of(*c, a.max_sender_rank);
+        s.reference_enter = a.max_sender_enter;
+        s.delayed = a.root_bytes > 0 && s.reference >= 0 && a.root_enter < a.max_sender_enter;
+        if (c->my_rank == ev[i].peer) s.wait = secs_pos(std::min(a.max_sender_enter, leave) - s.enter);
+        break;
+      default:  // Barrier, N x N, Init, Finalize: everybody waits for the latest
+        s.reference = comm_rank_of(*c, a.max_enter_rank);
+        s.reference_enter = a.max_enter;
+        s.delayed = rd->coll != CollKind::Init && rd->coll != CollKind::Finalize && a.min_enter < a.max_enter;
+        if (rd->coll != CollKind::Init && !(rd->coll == CollKind::NxN && ev[i].bytes == 0 && ev[i].bytes_in() == 0)) {
+          s.wait = secs_pos(std::min(a.max_enter, leave) - s.enter);
+        }
+        break;
+    }
+    points_.push_back(s);
+  }
+  std::stable_sort(points_.begin() + 1, points_.end(),
+                   [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
+}
+
+void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
+  in_ = &in;
+  transport_ = &t;
+  collect(in, rc, t);
+  for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
+  SyncContext ctx(*this, rc);
+  for (auto* h : handlers) h->begin_walk(ctx);
+  // Messages from a peer that arrived before they were needed.
+  std::map<std::tuple<int, int, std::uint32_t>, std::vector<std::byte>> stash;
+  std::map<int, std::uint64_t> posted, taken;
+  for (std::size_t k = points_.size(); k-- > 1;) {
+    SyncPoint& sp = points_[k];
+    ctx.set_current(k);
+    if ((sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend) && sp.wait > 0) {
+      ByteWriter w;
+      w.put(static_cast<std::uint8_t>(sp.kind));
+      w.put(sp.seq);
+      for (auto* h : handlers) h->waiting_p2p(sp, ctx, w);
+      t.post(sp.peer, std::move(w.bytes));
+      ++posted[sp.peer];
+    } else if (sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv) {
+      const int want = static_cast<int>(sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend);
+      auto it = stash.find({sp.peer, want, sp.seq});
+      std::vector<std::byte> msg;
+      if (it != stash.end()) {
+        msg = std::move(it->second);
+        stash.erase(it);
+      } else {
+        for (;;) {
+          std::vector<std::byte> m = t.take(sp.peer);
+          ++taken[sp.peer];
+          ByteReader hr(m.data(), m.size());
+          const int kind = hr.get<std::uint8_t>();
+          const auto seq = hr.get<std::uint32_t>();
+          if (kind == want && seq == sp.seq) {
+            msg = std::move(m);
+            break;
+          }
+          stash[{sp.peer, kind, seq}] = std::move(m);
+        }
+      }
+      ByteReader r(msg.data(), msg.size());
+      r.get<std::uint8_t>();
+      r.get<std::uint32_t>();
+      for (auto* h : handlers) h->cause_p2p(sp, ctx, r);
+    } else if (sp.kind == SyncKind::Collective && sp.delayed) {
+      const CommDef* c = rc.defs().comm(sp.comm);
+      ByteWriter w;
+      if (c->my_rank == sp.reference) {
+        for (auto* h : handlers) h->reference_out(sp, ctx, w);
+      }
+      std::vector<std::byte> data = std::move(w.bytes);
+      t.bcast(*c, sp.reference, data);
+      ByteReader r(data.data(), data.size());
+      std::vector<double> contrib;
+      for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
+      t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
+      if (c->my_rank == sp.reference) {
+        const double* p = contrib.data();
+        for (auto* h : handlers) h->reference_in(sp, ctx, p);
+      }
+    }
+  }
+  // Every posted message must be taken before the sends can complete: tell
+  // each peer how many it got from us and let it drain what it did not use.
+  std::vector<Parcel> out, got;
+  for (const auto& [peer, n] : posted) {
+    ByteWriter w;
+    w.put(n);
+    out.push_back({peer, std::move(w.bytes)});
+  }
+  t.exchange(out, got);
+  for (const auto& p : got) {
+    ByteReader r(p.data.data(), p.data.size());
+    const auto n = r.get<std::uint64_t>();
+    for (std::uint64_t i = taken[p.peer]; i < n; ++i) t.take(p.peer);
+  }
+  t.flush();
+  ctx.set_current(0);
+  for (auto* h : handlers) h->end_walk(ctx);
+}
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,187 @@
+// The backward replay at synchronization points (seed 000 §5, seed 003 §III):
+// after the wait states of an epoch are known, every rank walks its
+// synchronization points backwards and exchanges, at each one, what the
+// root-cause analyses need -- from the waiting side to the side that caused
+// the wait (point to point), or from the causing rank to all members and
+// back by reduction (collectives).  Analyses plug in as SyncHandlers; their
+// contributions travel coalesced in one message per synchronization point.
+//
+// A synchronization point (SP) is an MPI event at which ranks synchronized
+// and someone waited: a Late Sender receive and its send, a Late Receiver
+// send and its receive posting, a collective instance with waiting members;
+// MPI_Init/MPI_Finalize and the start of the window bound intervals too.
+// The cut that ends a window is a collective on all ranks, so no
+// synchronization interval reaches across it (docs/design.md).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "pattern.hpp"
+
+namespace onlinews::analysis {
+
+// Which delay metric explains a wait (and classifies long-term costs).
+enum class DelayKind : std::uint8_t { LateSender, LateReceiver, Barrier, NxN, OneToN, NToOne, kCount };
+constexpr int kDelayKinds = static_cast<int>(DelayKind::kCount);
+
+enum class SyncKind : std::uint8_t {
+  Start,       // start of the window: synchronized with everyone
+  LsRecv,      // this rank waited for a late send (peer = sender)
+  LsSend,      // this rank's send was late (peer = receiver)
+  LrSend,      // this rank's synchronizing send waited (peer = receiver)
+  LrRecv,      // this rank posted the receive late (peer = sender)
+  Collective,  // a collective instance (comm)
+};
+
+struct SyncPoint {
+  SyncKind kind = SyncKind::Start;
+  std::size_t event = 0;        // in the analyzed location's window
+  std::size_t enter_index = 0;  // the enclosing call's Enter
+  std::int64_t enter = 0;       // ns, the call's enter (Start: window start)
+  std::int64_t leave = 0;       // ns, the call's leave
+  double wait = 0;              // seconds this rank waited here
+  std::uint32_t callpath = kNoCallpath;
+  int peer = -1;                // point to point: world rank of the partner
+  std::uint32_t seq = 0;        // point to point: the message's sequence number
+  std::uint16_t comm = 0;       // collective: local communicator id
+  bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
+  bool delayed = false;         // collective: some member waited
+  int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
+  std::int64_t reference_enter = 0;  // ns: when the cause entered (end of the waits)
+  DelayKind delay = DelayKind::LateSender;
+  // Filled by the handlers during the backward walk.
+  double cost[kDelayKinds] = {};  // long-term costs of this wait state, by the kind they finally cause
+  double propagating = 0;         // part of this wait that caused further waiting
+  double indirect = 0;            // part of this wait explained by the cause's own waiting
+};
+
+// Raw byte (de)serialization of the replay's payloads.
+class ByteWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    bytes.insert(bytes.end(), p, p + sizeof(T));
+  }
+  std::vector<std::byte> bytes;
+};
+class ByteReader {
+ public:
+  ByteReader(const std::byte* p, std::size_t n) : p_(p), end_(p + n) {}
+  template <class T>
+  T get() {
+    T v{};
+    if (p_ + sizeof(T) <= end_) std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+  bool ok() const { return p_ <= end_; }
+
+ private:
+  const std::byte* p_;
+  const std::byte* end_;
+};
+
+// A call-path time profile keyed by call-path hash (comparable across ranks).
+struct TimeMap {
+  std::vector<std::uint32_t> callpaths;  // local ids
+  std::vector<double> seconds;
+  double total() const {
+    double t = 0;
+    for (double s : seconds) t += s;
+    return t;
+  }
+};
+
+class SyncReplay;
+
+// What handlers may use while the replay stands on a synchronization point.
+class SyncContext {
+ public:
+  SyncContext(SyncReplay& r, ReplayContext& rc) : r_(r), rc_(rc) {}
+  std::vector<SyncPoint>& points();
+  std::size_t current() const { return current_; }
+  int world_rank() const { return rc_.world_rank(); }
+  int location() const;
+  const Definitions& defs() const { return rc_.defs(); }
+  std::uint64_t hash(std::uint32_t callpath);
+  std::uint32_t callpath_of_hash(std::uint64_t h);  // kNoCallpath if unknown here
+  // Index of the latest synchronization point before `k` shared with world
+  // rank `peer` (0: the window start).
+  std::size_t previous_with(std::size_t k, int peer);
+  // Index of the latest point before `k` shared with all members of the
+  // collective at `k`.
+  std::size_t previous_with_all(std::size_t k);
+  // Processing time per call path between the end of the wait at point `j`
+  // and the enter of point `k`'s call, minus the waits of the points in
+  // between; `waits` receives their sum.
+  TimeMap pruned_map(std::size_t j, std::size_t k, double& waits);
+  // Exclusive time per call path in [t0, t1] (ns) of the analyzed location.
+  TimeMap time_map(std::int64_t t0, std::int64_t t1);
+  std::int64_t window_begin() const;
+  std::int64_t window_end() const;
+  void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
+  Transport& transport();
+
+  void set_current(std::size_t k) { current_ = k; }
+
+ private:
+  SyncReplay& r_;
+  ReplayContext& rc_;
+  std::size_t current_ = 0;
+};
+
+class SyncHandler {
+ public:
+  virtual ~SyncHandler() = default;
+  virtual void begin_walk(SyncContext&) {}
+  // Point to point, on the waiting side: write what the causing side needs.
+  virtual void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
+  // ... on the causing side: read it.
+  virtual void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) = 0;
+  // Collective: the causing (reference) rank writes what every member gets.
+  virtual void reference_out(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
+  // Every member reads it and appends its contribution (the same number of
+  // doubles on every member); contributions are summed at the reference.
+  virtual void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) = 0;
+  virtual void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) = 0;
+  // After the walk (collective over all ranks: handlers may exchange).
+  virtual void end_walk(SyncContext&) {}
+};
+
+// Builds and walks one epoch's synchronization points (engine side).
+class SyncReplay {
+ public:
+  struct Inputs {
+    const std::vector<Event>* events = nullptr;
+    const std::vector<EventAnnotation>* annot = nullptr;
+    const std::vector<std::int32_t>* links = nullptr;
+    const std::vector<CollResult>* colls = nullptr;
+    const CallpathTree* callpaths = nullptr;
+    int location = 0;
+    std::vector<LateSenderFinding> late_senders;     // this epoch, analyzed location
+    std::vector<LateReceiverFinding> late_receivers;
+    // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
+    std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
+    // Receive postings of this epoch's messages: (sender, seq) -> posting event.
+    std::unordered_map<std::uint64_t, std::size_t> postings;
+  };
+  std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
+  // Collective over all ranks.
+  void run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
+
+ private:
+  friend class SyncContext;
+  void collect(Inputs& in, ReplayContext& rc, Transport& t);
+  std::vector<SyncPoint> points_;
+  Inputs* in_ = nullptr;
+  Transport* transport_ = nullptr;
+  std::vector<std::uint64_t> hashes_;  // per local call path (persistent)
+  std::unordered_map<std::uint64_t, std::uint32_t> by_hash_;
+  std::vector<double> scratch_;
+  std::vector<std::uint32_t> touched_;
+};
+
+}  // namespace onlinews::analysis
