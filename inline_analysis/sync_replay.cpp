@@ -68,6 +68,7 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
     if (s.kind == SyncKind::Collective) {
+      if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
       if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
@@ -83,7 +84,7 @@ std::size_t SyncContext::previous_with_all(std::size_t k) {
   const SyncPoint& sk = p[k];
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
-    if (s.kind == SyncKind::Collective && (s.all_ranks || s.comm == sk.comm)) return i;
+    if (s.kind == SyncKind::Collective && !s.scan && (s.all_ranks || s.comm == sk.comm)) return i;
   }
   return 0;
 }
@@ -253,9 +254,7 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     const CollResult& r = (*in.colls)[static_cast<std::size_t>(l)];
     const CommDef* c = defs.comm(ev[i].comm);
     const RegionDef* rd = defs.region(rc.callpaths().node(an[i].callpath).region);
-    if (!r.valid || c == nullptr || rd == nullptr || rd->coll == CollKind::Scan || rd->coll == CollKind::Exscan) {
-      continue;
-    }
+    if (!r.valid || c == nullptr || rd == nullptr) continue;
     SyncPoint s = make(SyncKind::Collective, i);
     s.comm = ev[i].comm;
     s.all_ranks = c->size == defs.world_size;
@@ -263,6 +262,13 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     const std::int64_t leave = s.leave;
     const CollRecord& a = r.all;
     switch (rd->coll) {
+      case CollKind::Scan:
+      case CollKind::Exscan:  // waits for the latest lower rank; no delay metric (as in Scalasca)
+        s.scan = true;
+        s.peer = static_cast<int>(r.prefix.rank);
+        s.reference_enter = r.prefix.max_enter;
+        if (r.prefix.max_enter != INT64_MIN) s.wait = secs_pos(std::min(r.prefix.max_enter, leave) - s.enter);
+        break;
       case CollKind::OneToN:
         s.reference = ev[i].peer;
         s.reference_enter = a.root_enter;
@@ -337,6 +343,18 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
       r.get<std::uint8_t>();
       r.get<std::uint32_t>();
       for (auto* h : handlers) h->cause_p2p(sp, ctx, r);
+    } else if (sp.kind == SyncKind::Collective && sp.scan) {
+      std::vector<double> votes;
+      for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
+      if (votes.empty()) continue;  // same handlers everywhere: nobody votes
+      const CommDef* c = rc.defs().comm(sp.comm);
+      t.reduce_sum(*c, 0, votes.data(), votes.size());
+      std::vector<std::byte> data(votes.size() * sizeof(double));
+      std::memcpy(data.data(), votes.data(), data.size());
+      t.bcast(*c, 0, data);
+      std::memcpy(votes.data(), data.data(), data.size());
+      const double* p = votes.data();
+      for (auto* h : handlers) h->scan_result(sp, ctx, p);
     } else if (sp.kind == SyncKind::Collective && sp.delayed) {
       const CommDef* c = rc.defs().comm(sp.comm);
       ByteWriter w;

@@ -47,7 +47,8 @@ struct SyncPoint {
   std::uint32_t seq = 0;        // point to point: the message's sequence number
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
-  bool delayed = false;         // collective: some member waited
+  bool delayed = false;         // collective: some member waited (delay costs are due)
+  bool scan = false;            // Scan/Exscan: each rank waits for its own latest predecessor (peer)
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
   std::int64_t reference_enter = 0;  // ns: when the cause entered (end of the waits)
   DelayKind delay = DelayKind::LateSender;
@@ -147,6 +148,10 @@ class SyncHandler {
   // doubles on every member); contributions are summed at the reference.
   virtual void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) = 0;
   virtual void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) = 0;
+  // Scan/Exscan (no single cause): every member appends votes (the same
+  // number on every member), summed over the communicator and given to all.
+  virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
+  virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
   // After the walk (collective over all ranks: handlers may exchange).
   virtual void end_walk(SyncContext&) {}
 };

@@ -25,6 +25,12 @@ struct Unified {
 // Collective over `comm` (rank 0 does the merging).
 Unified unify(const analysis::Definitions& defs, const analysis::CallpathTree& tree, MPI_Comm comm);
 
+// Critical-path indicators from the accumulated critical-path profile.
+// `incl` holds, per local location, inclusive metric values by global call
+// path (incl[l][cp * kMetricCount + m]); the indicator metrics are filled in.
+// Collective over `comm`.
+void critical_path_indicators(std::vector<std::vector<double>>& incl, std::int64_t n_callpaths, MPI_Comm comm);
+
 struct SummaryInput {
   std::string output_path;   // empty if no file was written
   int ranks = 1, max_threads = 1, epochs = 0;

@@ -122,6 +122,32 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
       os << line;
     }
   }
+  // Root causes: where the delays that caused the waiting are.
+  const double delay_total = metric_total(Metric::delay);
+  if (delay_total >= 1e-3) {
+    std::vector<std::pair<double, std::int64_t>> causes;
+    for (std::int64_t cp = 0; cp < n_callpaths; ++cp) {
+      const double v = total[static_cast<std::size_t>(cp) * kMetricCount + idx(Metric::delay)];
+      if (v > 0) causes.emplace_back(v, cp);
+    }
+    std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::snprintf(line, sizeof line, "onlinews: delays causing it (delay costs, %.3f s in all; most on rank %d):\n",
+                  delay_total, worst[static_cast<std::size_t>(idx(Metric::delay))].r);
+    os << line;
+    for (std::size_t i = 0; i < causes.size() && i < 3; ++i) {
+      std::snprintf(line, sizeof line, "onlinews:   %10.3f s  %s\n", causes[i].first,
+                    callpath_name(unified, causes[i].second).c_str());
+      os << line;
+    }
+  }
+  const double path = metric_total(Metric::critical_path);
+  if (path > 0) {
+    const double imbalance = metric_total(Metric::critical_path_imbalance);
+    std::snprintf(line, sizeof line,
+                  "onlinews: critical path %.3f s, of which %.3f s load imbalance; most imbalanced: %s\n", path,
+                  imbalance, imbalance > 0 ? top_callpath(Metric::critical_path_imbalance).c_str() : "-");
+    os << line;
+  }
   if (in.dropped_events > 0 || in.skipped_epochs > 0) {
     std::snprintf(line, sizeof line,
                   "onlinews: WARNING %llu events were dropped (full buffers): %d epoch%s analyzed for time only; "

@@ -23,10 +23,10 @@ void finish_output(State& s) {
   const postpass::Unified u = postpass::unify(s.defs, s.analyzer->callpaths(), s.tool_world);
   const auto ncp = static_cast<std::size_t>(u.n_callpaths);
 
-  // Per local location: run values by global call path, inclusive and exclusive.
+  // Per local location: run values by global call path, inclusive; then the
+  // critical-path indicators; then exclusive values for the file.
   const int nloc = prof.locations();
   std::vector<std::vector<double>> excl(static_cast<std::size_t>(nloc));
-  std::vector<double> incl_all(ncp * kMetricCount, 0.0);  // summed over this rank's locations
   for (int l = 0; l < nloc; ++l) {
     const auto& run = prof.run_values(l);
     auto& e = excl[static_cast<std::size_t>(l)];
@@ -35,11 +35,14 @@ void finish_output(State& s) {
     for (std::size_t cp = 0; cp < local_cps; ++cp) {
       const auto g = static_cast<std::size_t>(u.callpath_map[cp]);
       for (int m = 0; m < kMetricCount; ++m) {
-        const double v = run[cp * kMetricCount + static_cast<std::size_t>(m)];
-        e[g * kMetricCount + static_cast<std::size_t>(m)] += v;
-        incl_all[g * kMetricCount + static_cast<std::size_t>(m)] += v;
+        e[g * kMetricCount + static_cast<std::size_t>(m)] += run[cp * kMetricCount + static_cast<std::size_t>(m)];
       }
     }
+  }
+  postpass::critical_path_indicators(excl, u.n_callpaths, s.tool_world);
+  std::vector<double> incl_all(ncp * kMetricCount, 0.0);  // summed over this rank's locations
+  for (auto& e : excl) {
+    for (std::size_t i = 0; i < e.size(); ++i) incl_all[i] += e[i];
     for (std::size_t g = 0; g < ncp; ++g) analysis::to_exclusive(&e[g * kMetricCount], 1);
   }
 

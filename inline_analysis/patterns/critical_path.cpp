@@ -4,7 +4,8 @@
 // until that rank reaches a synchronization point at which it waited; there
 // it moves to the rank that caused the wait (the sender of a Late Sender, the
 // receiver of a Late Receiver, the latest rank of a barrier or N x N, the root
-// of a broadcast, the latest sender of a reduction), at the moment the wait
+// of a broadcast, the latest sender of a reduction, the latest lower rank of
+// a scan), at the moment the wait
 // ended.  A rank holding the path books the exclusive time of its call paths
 // over the segment it holds; the wait itself is never on the path, so the
 // segments tile the window and their sum is its span.  The token travels
@@ -56,6 +57,17 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void reference_in(SyncPoint& sp, SyncContext&, const double*& sum) override {
     if (*sum > 0) take_over(sp.enter);
     ++sum;
+  }
+
+  // At a Scan the path moves from a waiting holder to its latest predecessor.
+  void scan_vote(SyncPoint& sp, SyncContext& ctx, std::vector<double>& votes) override {
+    const bool gives = owner_ && sp.wait > 0 && sp.peer >= 0 && sp.peer != ctx.world_rank();
+    votes.push_back(gives ? sp.peer + 1.0 : 0.0);
+    if (gives) hand_over(sp, ctx);
+  }
+  void scan_result(SyncPoint& sp, SyncContext& ctx, const double*& votes) override {
+    if (*votes > 0 && static_cast<int>(*votes) - 1 == ctx.world_rank()) take_over(sp.enter);
+    ++votes;
   }
 
   void end_walk(SyncContext& ctx) override {

@@ -107,6 +107,25 @@ def validate(result):
         ep = float(result.f["epochs/" + m][:].sum())
         if not math.isclose(tot, ep, rel_tol=1e-6, abs_tol=1e-9):
             problems.append(f"/epochs/{m} sums to {ep}, /profile/{m} to {tot}")
+    # Root-cause invariants (seed 000 / seed 003).
+    waits = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_barrier_completion", "mpi_wait_nxn",
+             "mpi_nxn_completion", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_init_completion",
+             "mpi_finalize_wait"]
+    explainable = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn", "mpi_latebroadcast",
+                   "mpi_earlyreduce"]
+    path = result.inclusive("critical_path")
+    if float(path.sum()) > float(a["wall_seconds"]) * 1.001 + 1e-3:
+        problems.append(f"critical path {path.sum():.4f} s is longer than the run ({a['wall_seconds']:.4f} s)")
+    processing = result.inclusive("time") - sum(result.inclusive(m) for m in waits)
+    over = path - processing
+    if over.size and over.max() > 2e-3:
+        cp, loc = divmod(int(over.argmax()), over.shape[1])
+        problems.append(f"the critical path contains waiting: {path[cp, loc]:.4f} s on the path but only "
+                        f"{processing[cp, loc]:.4f} s of processing at {result.callpath_name(cp)} (location {loc})")
+    delay = float(result.inclusive("delay").sum())
+    waited = sum(float(result.inclusive(m).sum()) for m in explainable)
+    if delay > waited + 1e-3:
+        problems.append(f"delay costs ({delay:.4f} s) exceed the waiting they explain ({waited:.4f} s)")
     if not os.path.exists(str(Path(result.path).with_suffix(".xdmf"))):
         problems.append("no .xdmf file next to the HDF5 file")
     return problems
