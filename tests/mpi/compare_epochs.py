@@ -22,6 +22,9 @@ import onlinews_h5  # noqa: E402
 WAIT_STATES = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait",
                "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_finalize_wait"]
 COUNTS = ["visits", "comms_send", "comms_recv", "bytes", "mpi_cls_count"]
+# Root causes: delay costs and the critical-path profile agree within 1 %.
+ROOT_CAUSES = ["delay", "delay_latesender", "delay_latesender_longterm", "delay_n2n", "delay_12n",
+               "critical_path", "critical_path_imbalance", "mpi_wait_indirect", "mpi_wait_propagating"]
 
 
 def run(args, work, epoch_seconds):
@@ -62,6 +65,32 @@ def main():
         print(f"  {'ok  ' if ok else 'FAIL'} {m:22s} online {a:9.4f} s  post-mortem {b:9.4f} s")
         if not ok:
             failures.append(m)
+    for m in ROOT_CAUSES:
+        a, b = online.value(m), post.value(m)
+        ok = abs(a - b) <= max(0.01 * max(a, b), args.abs)
+        print(f"  {'ok  ' if ok else 'FAIL'} {m:26s} online {a:9.4f} s  post-mortem {b:9.4f} s")
+        if not ok:
+            failures.append(m)
+    # The critical-path profile, call path by call path (onlinews' own call
+    # paths differ between the runs: the online run has its epochs).
+    def profile(r, metric):
+        a = r.inclusive(metric).sum(axis=1)
+        out = {}
+        for cp in range(len(a)):
+            name = r.callpath_name(cp)
+            if "onlinews_" not in name:
+                out[name] = out.get(name, 0.0) + float(a[cp])
+        return out
+    pa, pb = profile(online, "critical_path"), profile(post, "critical_path")
+    worst = 0.0
+    for name in sorted(set(pa) | set(pb)):
+        a, b = pa.get(name, 0.0), pb.get(name, 0.0)
+        worst = max(worst, abs(a - b))
+        if abs(a - b) > max(0.01 * max(a, b), args.abs):
+            print(f"  FAIL critical_path at {name}: online {a:.4f} s, post-mortem {b:.4f} s")
+            failures.append("critical path at " + name)
+    print(f"  {'ok  ' if worst <= args.abs else 'note'} critical-path profile: {len(pa | pb)} call paths, "
+          f"largest difference {worst * 1e3:.2f} ms")
     ta, tb = sum(online.value(m) for m in WAIT_STATES), sum(post.value(m) for m in WAIT_STATES)
     ok = abs(ta - tb) <= args.rel * max(ta, tb)
     print(f"  {'ok  ' if ok else 'FAIL'} {'total waiting time':22s} online {ta:9.4f} s  post-mortem {tb:9.4f} s "
