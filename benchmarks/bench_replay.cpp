@@ -4,6 +4,7 @@
 // exchange, blocking Send/Recv ping-pong, and an Allreduce every 100th.
 #include <benchmark/benchmark.h>
 
+#include <string>
 #include <vector>
 
 #include "inline_analysis/analysis.hpp"
@@ -73,14 +74,16 @@ Stream make_stream(int rank, int iterations) {
 
 // Steady state, as in a run: each rank's Analyzer lives across epochs (its
 // buffers are reused); every benchmark iteration is one more epoch.
-void BM_ReplayEpoch(benchmark::State& state) {
+void replay_epochs(benchmark::State& state, const std::vector<std::string>& selection) {
   const int iterations = static_cast<int>(state.range(0));
   Stream s[2] = {make_stream(0, iterations), make_stream(1, iterations)};
   std::unique_ptr<analysis::Analyzer> an[2];
   std::vector<analysis::LocationWindow> w[2];
   analysis::LocalWorld world(2);
   for (int r = 0; r < 2; ++r) {
-    an[r] = std::make_unique<analysis::Analyzer>(s[r].defs, analysis::AnalysisOptions{});
+    analysis::AnalysisOptions o;
+    o.selection = selection;
+    an[r] = std::make_unique<analysis::Analyzer>(s[r].defs, o);
     w[r].resize(1);
   }
   std::size_t events = 0;
@@ -94,7 +97,12 @@ void BM_ReplayEpoch(benchmark::State& state) {
   state.counters["ns_per_event"] =
       benchmark::Counter(static_cast<double>(events) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
+// Everything (wait states, delay costs, critical path)...
+void BM_ReplayEpoch(benchmark::State& state) { replay_epochs(state, {"all"}); }
+// ... and the wait states only (no backward replay at synchronization points).
+void BM_ReplayEpochWaitStatesOnly(benchmark::State& state) { replay_epochs(state, {"p2p", "collective"}); }
 BENCHMARK(BM_ReplayEpoch)->Arg(20000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayEpochWaitStatesOnly)->Arg(20000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

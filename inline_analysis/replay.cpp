@@ -2,6 +2,7 @@
 // bounds), exchange and match messages, reduce collectives, then walk the
 // window forward and backward, dispatching events to the patterns.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "engine.hpp"
@@ -124,6 +125,8 @@ void Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
 
 EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
   Impl& m = *impl_;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
   m.facts = EpochFacts{};
   m.facts.index = m.epoch;
   m.profile.reset_epoch();
@@ -171,6 +174,7 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   }
   m.walk(Phase::Forward, windows);
   if (m.comm_patterns) m.exchange_replies(*mpi, transport);
+  const auto t1 = clock::now();
   m.walk(Phase::Backward, windows);
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     m.run_sync_replay(*mpi, transport);
@@ -181,6 +185,8 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }
   ++m.epoch;
+  m.facts.forward_seconds = std::chrono::duration<double>(t1 - t0).count();
+  m.facts.backward_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   return m.facts;
 }
 

@@ -135,14 +135,17 @@ TimeMap SyncContext::pruned_map(std::size_t j, std::size_t k, double& waits) {
       if (m.callpaths[e] == p[i].callpath) m.seconds[e] -= p[i].wait;
     }
   }
-  TimeMap pos;
+  // Keep the positive entries only (in place).
+  std::size_t n = 0;
   for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
     if (m.seconds[e] > 1e-12) {
-      pos.callpaths.push_back(m.callpaths[e]);
-      pos.seconds.push_back(m.seconds[e]);
+      m.callpaths[n] = m.callpaths[e];
+      m.seconds[n++] = m.seconds[e];
     }
   }
-  return pos;
+  m.callpaths.resize(n);
+  m.seconds.resize(n);
+  return m;
 }
 
 // ---- SyncReplay ---------------------------------------------------------------

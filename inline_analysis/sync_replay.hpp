@@ -61,6 +61,7 @@ struct SyncPoint {
 // Raw byte (de)serialization of the replay's payloads.
 class ByteWriter {
  public:
+  ByteWriter() { bytes.reserve(256); }
   template <class T>
   void put(const T& v) {
     const auto* p = reinterpret_cast<const std::byte*>(&v);

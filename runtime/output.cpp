@@ -107,7 +107,7 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   // Facts: t_begin, t_end (s since start; -1 if no events), events, dropped,
   // cross-epoch, unmatched, skipped, analysis seconds, locations.
   const double rel = static_cast<double>(s.start_ns);
-  double f[9] = {facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0,
+  double f[11] = {facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0,
                  facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0,
                  static_cast<double>(facts.events),
                  static_cast<double>(facts.dropped_events),
@@ -115,9 +115,12 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
                  static_cast<double>(facts.unmatched_receives),
                  facts.comm_analysis_skipped ? 1.0 : 0.0,
                  analysis_seconds,
-                 static_cast<double>(nloc)};
-  std::vector<double> all_f(s.rank == 0 ? 9 * static_cast<std::size_t>(s.size) : 0);
-  PMPI_Gather(f, 9, MPI_DOUBLE, all_f.data(), 9, MPI_DOUBLE, 0, s.tool_world);
+                 static_cast<double>(nloc),
+                 facts.forward_seconds,
+                 facts.backward_seconds};
+  constexpr std::size_t kF = sizeof f / sizeof *f;
+  std::vector<double> all_f(s.rank == 0 ? kF * static_cast<std::size_t>(s.size) : 0);
+  PMPI_Gather(f, static_cast<int>(kF), MPI_DOUBLE, all_f.data(), static_cast<int>(kF), MPI_DOUBLE, 0, s.tool_world);
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(s.size)), displs(static_cast<std::size_t>(s.size));
   PMPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, s.tool_world);
@@ -137,8 +140,11 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   io::EpochRow row;
   row.index = facts.index;
   double tb = -1, te = -1;
+  double forward = 0, backward = 0;
   for (int r = 0; r < s.size; ++r) {
-    const double* x = &all_f[9 * static_cast<std::size_t>(r)];
+    const double* x = &all_f[kF * static_cast<std::size_t>(r)];
+    forward = std::max(forward, x[9]);
+    backward = std::max(backward, x[10]);
     if (x[0] >= 0) tb = tb < 0 ? x[0] : std::min(tb, x[0]);
     te = std::max(te, x[1]);
     row.events += static_cast<std::int64_t>(x[2]);
@@ -150,11 +156,11 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   row.t_begin = std::max(tb, 0.0);
   row.t_end = std::max(te, 0.0);
   bool skipped = false;
-  for (int r = 0; r < s.size; ++r) skipped = skipped || all_f[9 * static_cast<std::size_t>(r) + 6] > 0;
+  for (int r = 0; r < s.size; ++r) skipped = skipped || all_f[kF * static_cast<std::size_t>(r) + 6] > 0;
   // Columns: (rank, thread) in order of first appearance.
   std::vector<double> matrix(s.locations.size() * analysis::kMetricCount, 0.0);
   for (int r = 0; r < s.size; ++r) {
-    const int n = static_cast<int>(all_f[9 * static_cast<std::size_t>(r) + 8]);
+    const int n = static_cast<int>(all_f[kF * static_cast<std::size_t>(r) + 8]);
     for (int l = 0; l < n; ++l) {
       const std::uint64_t key = (static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint32_t>(l);
       auto it = s.location_column.find(key);
@@ -171,6 +177,8 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   }
   s.totals.epochs += 1;
   s.totals.analysis_seconds += row.analysis_seconds;
+  s.totals.forward_seconds += forward;
+  s.totals.backward_seconds += backward;
   s.totals.events += static_cast<std::uint64_t>(row.events);
   s.totals.dropped += static_cast<std::uint64_t>(row.dropped_events);
   s.totals.cross_epoch += static_cast<std::uint64_t>(row.cross_epoch_messages);
@@ -179,9 +187,10 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
     log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
   if (s.cfg.verbose >= 2) {
-    std::fprintf(stderr, "onlinews: epoch %lld: %.3f-%.3f s, %lld events, analysis %.4f s%s\n",
+    std::fprintf(stderr,
+                 "onlinews: epoch %lld: %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward %.4f)%s\n",
                  static_cast<long long>(row.index), row.t_begin, row.t_end, static_cast<long long>(row.events),
-                 row.analysis_seconds, skipped ? " (events were dropped: time only)" : "");
+                 row.analysis_seconds, forward, backward, skipped ? " (events were dropped: time only)" : "");
   }
 }
 

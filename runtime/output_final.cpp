@@ -100,6 +100,8 @@ void finish_output(State& s) {
     s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_unsupported));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
+    s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
+    s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     std::string analyses;
     for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
     s.h5->set_attr("analyses", analyses);

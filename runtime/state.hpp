@@ -28,6 +28,7 @@ struct MessageInfo {  // MPI_Mprobe / MPI_Improbe result, until MPI_Mrecv / MPI_
 struct EpochTotals {
   int epochs = 0;
   double analysis_seconds = 0;  // sum over epochs of the slowest rank's time
+  double forward_seconds = 0, backward_seconds = 0;  // its two halves (slowest rank each)
   std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported

@@ -21,7 +21,6 @@
 // caused a later one, terminal = the rest.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "../sync_replay.hpp"
 
@@ -58,8 +57,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     std::vector<double> d(m.callpaths.size(), 0.0);
     double sum_d = 0;
     for (std::size_t i = 0; i < d.size(); ++i) {
-      auto it = remote.find(ctx.hash(m.callpaths[i]));
-      d[i] = std::max(m.seconds[i] - (it == remote.end() ? 0.0 : it->second), 0.0);
+      d[i] = std::max(m.seconds[i] - lookup(remote, ctx.hash(m.callpaths[i])), 0.0);
       sum_d += d[i];
     }
     const double denom = sum_d + w;
@@ -108,13 +106,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
     double w = 0;
     const std::size_t k = ctx.current();
     const TimeMap mine = ctx.pruned_map(ctx.previous_with(k, c->world_rank_of(sp.reference)), k, w);
-    std::unordered_map<std::uint64_t, double> own;
-    for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own[ctx.hash(mine.callpaths[i])] += mine.seconds[i];
+    Remote own;
+    for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own.emplace_back(ctx.hash(mine.callpaths[i]), mine.seconds[i]);
     std::vector<double> d(n);
     double sum_d = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
-      auto it = own.find(hashes[i]);
-      d[i] = std::max(g[i] - (it == own.end() ? 0.0 : it->second), 0.0);
+      d[i] = std::max(g[i] - lookup(own, hashes[i]), 0.0);
       sum_d += d[i];
     }
     const double denom = sum_d + ref_waits;
@@ -194,14 +191,23 @@ class DelayCosts final : public Pattern, public SyncHandler {
       out.put(m.seconds[i]);
     }
   }
-  static std::unordered_map<std::uint64_t, double> get_map(ByteReader& in) {
-    std::unordered_map<std::uint64_t, double> m;
+  // Profiles are short (the call paths of one interval): a vector searched
+  // linearly beats a hash map here.
+  using Remote = std::vector<std::pair<std::uint64_t, double>>;
+  static Remote get_map(ByteReader& in) {
+    Remote m;
     const auto n = in.get<std::uint32_t>();
+    m.reserve(n);
     for (std::uint32_t i = 0; i < n && in.ok(); ++i) {
       const auto h = in.get<std::uint64_t>();
-      m[h] += in.get<double>();
+      m.emplace_back(h, in.get<double>());
     }
     return m;
+  }
+  static double lookup(const Remote& m, std::uint64_t h) {
+    double v = 0;
+    for (const auto& [k, s] : m) v += k == h ? s : 0.0;
+    return v;
   }
 
   // The collective being replayed, on its reference rank.
