@@ -47,6 +47,7 @@ struct CollectiveWaitFinding {
   int metric = 0;
   double wait = 0;
   int cause = -1;  // world rank the wait is attributed to (latest / root)
+  std::size_t event = 0;  // the CollectiveEnd event
 };
 
 }  // namespace onlinews::analysis

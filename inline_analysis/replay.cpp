@@ -34,6 +34,9 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
   dispatch.on_finding_fn<LateReceiverFinding>([this](const LateReceiverFinding& f, ReplayContext&) {
     if (f.location == options.mpi_location) sync_in.late_receivers.push_back(f);
   });
+  dispatch.on_finding_fn<CollectiveWaitFinding>([this](const CollectiveWaitFinding& f, ReplayContext&) {
+    if (f.location == options.mpi_location) sync_in.collective_waits[f.event] += f.wait;
+  });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
     patterns.push_back(entry.make());

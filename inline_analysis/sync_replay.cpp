@@ -37,8 +37,6 @@ int comm_rank_of(const CommDef& c, std::int64_t world) {
   return -1;
 }
 
-double secs_pos(std::int64_t ns) { return ns > 0 ? secs(ns) : 0.0; }
-
 }  // namespace
 
 // ---- SyncContext --------------------------------------------------------------
@@ -262,7 +260,10 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.comm = ev[i].comm;
     s.all_ranks = c->size == defs.world_size;
     s.delay = delay_of(rd->coll);
-    const std::int64_t leave = s.leave;
+    // This rank's wait as the wait-state patterns found it (one definition).
+    auto w = in.collective_waits.find(i);
+    s.wait = w == in.collective_waits.end() ? 0.0 : w->second;
+    // Who caused the waits, and whether anyone waited (known to every member).
     const CollRecord& a = r.all;
     switch (rd->coll) {
       case CollKind::Scan:
@@ -270,29 +271,21 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.scan = true;
         s.peer = static_cast<int>(r.prefix.rank);
         s.reference_enter = r.prefix.max_enter;
-        if (r.prefix.max_enter != INT64_MIN) s.wait = secs_pos(std::min(r.prefix.max_enter, leave) - s.enter);
         break;
       case CollKind::OneToN:
         s.reference = ev[i].peer;
         s.reference_enter = a.root_enter;
         s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
-        if (c->my_rank != s.reference && ev[i].bytes_in() > 0) {
-          s.wait = secs_pos(std::min(a.root_enter, leave) - s.enter);
-        }
         break;
       case CollKind::NToOne:
         s.reference = comm_rank_of(*c, a.max_sender_rank);
         s.reference_enter = a.max_sender_enter;
         s.delayed = a.root_bytes > 0 && s.reference >= 0 && a.root_enter < a.max_sender_enter;
-        if (c->my_rank == ev[i].peer) s.wait = secs_pos(std::min(a.max_sender_enter, leave) - s.enter);
         break;
       default:  // Barrier, N x N, Init, Finalize: everybody waits for the latest
         s.reference = comm_rank_of(*c, a.max_enter_rank);
         s.reference_enter = a.max_enter;
         s.delayed = rd->coll != CollKind::Init && rd->coll != CollKind::Finalize && a.min_enter < a.max_enter;
-        if (rd->coll != CollKind::Init && !(rd->coll == CollKind::NxN && ev[i].bytes == 0 && ev[i].bytes_in() == 0)) {
-          s.wait = secs_pos(std::min(a.max_enter, leave) - s.enter);
-        }
         break;
     }
     points_.push_back(s);

@@ -169,6 +169,7 @@ class SyncReplay {
     int location = 0;
     std::vector<LateSenderFinding> late_senders;     // this epoch, analyzed location
     std::vector<LateReceiverFinding> late_receivers;
+    std::unordered_map<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.

@@ -49,7 +49,7 @@ struct CollectiveView {
 inline void charge_collective_wait(ReplayContext& ctx, Metric m, double wait, std::int64_t cause) {
   if (wait <= 0) return;
   ctx.add(m, wait);
-  CollectiveWaitFinding f{ctx.location(), ctx.callpath(), idx(m), wait, static_cast<int>(cause)};
+  CollectiveWaitFinding f{ctx.location(), ctx.callpath(), idx(m), wait, static_cast<int>(cause), ctx.index()};
   ctx.publish(f);
 }
 
