@@ -70,8 +70,10 @@ def metric_query(result, rest):
             excl = True
         else:
             nums.append(float(w))
-    rank = int(kw["rank"]) if "rank" in kw else None
-    value = result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"))
+    ranks = [int(x) for x in kw["rank"].split(",")] if "rank" in kw else [None]
+    value = sum(result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"))
+                for rank in ranks)
+    rank = kw.get("rank")
     where = f"{metric}{'(excl)' if excl else ''} rank={'all' if rank is None else rank}" + \
             (f" region={kw['region']}" if "region" in kw else "") + (f" under={kw['under']}" if "under" in kw else "")
     return value, where, nums
