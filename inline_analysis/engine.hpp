@@ -2,6 +2,7 @@
 #pragma once
 #include <deque>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis.hpp"
@@ -29,6 +30,7 @@ struct OpenRecv {  // a receive request posted but not completed yet
   std::int64_t post_enter = 0, post_leave = 0;
   std::size_t post_event = 0;
   int post_epoch = -1;
+  std::size_t probe_event = kNoEvent;  // matched probe (MPI_Imrecv), in this window
   std::uint64_t comm_gid = 0;
   int src = -1;            // requested source (world rank), -1 = any
   std::int32_t tag = -1;   // requested tag, kAnyTag = any
@@ -46,11 +48,32 @@ struct Frame {
   std::size_t enter_index;  // in the current window, or SIZE_MAX if entered earlier
 };
 
+namespace mark {
+constexpr std::uint8_t kProbed = 1;          // a receive whose message was probed first
+constexpr std::uint8_t kRepeatedProbe = 2;   // a probe of a message probed before
+}  // namespace mark
+
 struct LocationState {
   std::vector<Frame> stack;
   std::uint32_t next_frame = 1;
   std::vector<EventAnnotation> annot;  // per event of the current window
   std::vector<std::int32_t> links;     // per event: index into matched/replies/colls
+  std::vector<std::uint8_t> marks;     // per event: mark::
+};
+
+// A probe waiting for the receive of its message (seed 004 §3.2).
+struct ProbeKey {
+  std::uint64_t gid;
+  int src;
+  std::int32_t tag;
+  std::uint32_t message;  // handle id, 0 for a regular probe
+  bool operator<(const ProbeKey& o) const {
+    return std::tie(gid, src, tag, message) < std::tie(o.gid, o.src, o.tag, o.message);
+  }
+};
+struct PendingProbe {
+  std::size_t event;
+  std::uint64_t post_seq;  // matched probes: the message is matched here
 };
 
 struct MsgKey {
@@ -80,6 +103,9 @@ struct Analyzer::Impl {
   std::unordered_map<std::uint32_t, OpenRecv> open_recvs;
   std::unordered_map<std::uint32_t, OpenSend> open_sends;
   std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
+  std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
+  std::uint32_t current_match = 0;                    // message id of the Match just seen
+  std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
 
   // Per-epoch scratch.
   std::vector<CompletedRecv> completed;

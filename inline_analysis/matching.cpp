@@ -6,6 +6,7 @@
 // (posting times, Late Sender amounts) travel back the same way.
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "engine.hpp"
 
@@ -28,7 +29,7 @@ std::vector<T> from_bytes(const std::vector<std::byte>& b) {
 }  // namespace
 
 void Analyzer::Impl::collect_messages(const LocationWindow& w) {
-  const LocationState& st = loc(w.location);
+  LocationState& st = loc(w.location);
   const int me = defs.world_rank;
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const Event& e = w.events[i];
@@ -75,15 +76,59 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         open_sends.erase(it);
         break;
       }
+      case EventKind::Probe: {
+        if (c == nullptr || !c->usable) break;
+        // A probe of a message already probed (same envelope and handle,
+        // not yet received) is a repeat; a matched probe takes its message
+        // from MPI's queue here, so the message is matched in this order.
+        const ProbeKey key{c->gid, c->world_rank_of(e.peer), e.tag, e.request};
+        if (pending_probes.count(key) != 0) {
+          st.marks[i] |= mark::kRepeatedProbe;
+        } else {
+          pending_probes[key] = {i, e.request != 0 ? next_post_seq++ : 0};
+        }
+        break;
+      }
+      case EventKind::Match:
+        current_match = e.request;
+        break;
       case EventKind::Recv: {
         if (c == nullptr || !c->usable) break;
-        completed.push_back({i, next_post_seq++, c->gid, c->world_rank_of(e.peer), e.tag, a.enter, a.leave, i});
+        std::uint64_t seq = 0;
+        const int src = c->world_rank_of(e.peer);
+        auto p = pending_probes.find({c->gid, src, e.tag, current_match});
+        if (p != pending_probes.end()) {
+          probed.emplace_back(i, p->second.event);
+          seq = current_match != 0 ? p->second.post_seq : next_post_seq++;
+          pending_probes.erase(p);
+        } else {
+          seq = next_post_seq++;
+        }
+        current_match = 0;
+        completed.push_back({i, seq, c->gid, src, e.tag, a.enter, a.leave, i});
         break;
       }
       case EventKind::RecvRequest: {
         if (c == nullptr || !c->usable) break;
         const int src = e.peer == kAnySource ? -1 : c->world_rank_of(e.peer);
-        open_recvs[e.request] = {next_post_seq++, a.enter, a.leave, i, epoch, c->gid, src, e.tag};
+        OpenRecv o;
+        o.post_enter = a.enter;
+        o.post_leave = a.leave;
+        o.post_event = i;
+        o.post_epoch = epoch;
+        o.comm_gid = c->gid;
+        o.src = src;
+        o.tag = e.tag;
+        auto p = current_match != 0 ? pending_probes.find({c->gid, src, e.tag, current_match}) : pending_probes.end();
+        if (p != pending_probes.end()) {  // MPI_Imrecv of a matched probe
+          o.post_seq = p->second.post_seq;
+          o.probe_event = p->second.event;
+          pending_probes.erase(p);
+        } else {
+          o.post_seq = next_post_seq++;
+        }
+        current_match = 0;
+        open_recvs[e.request] = o;
         break;
       }
       case EventKind::RecvComplete: {
@@ -95,6 +140,15 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         const OpenRecv o = it->second;
         open_recvs.erase(it);
         if ((e.flags & evflag::kCancelled) != 0 || c == nullptr || !c->usable) break;
+        if (o.probe_event != kNoEvent && o.post_epoch == epoch) {
+          probed.emplace_back(i, o.probe_event);
+        } else {  // a regular probe, then MPI_Irecv of its message
+          auto p = pending_probes.find({c->gid, c->world_rank_of(e.peer), e.tag, 0});
+          if (p != pending_probes.end()) {
+            probed.emplace_back(i, p->second.event);
+            pending_probes.erase(p);
+          }
+        }
         completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave,
                              o.post_epoch == epoch ? o.post_event : kNoEvent});
         break;
@@ -128,6 +182,8 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
     pending.clear();
     open_recvs.clear();
     open_sends.clear();
+    pending_probes.clear();
+    current_match = 0;
     return;
   }
   std::sort(completed.begin(), completed.end(),
@@ -158,11 +214,24 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
     st.links[cr.event] = static_cast<std::int32_t>(matched.size());
     matched.push_back(r);
   }
+  // A probe sees the send its receive matched; the receive itself no longer
+  // waits for it (the probe did).
+  for (const auto& [recv, probe] : probed) {
+    if (st.links[recv] < 0) continue;
+    st.links[probe] = st.links[recv];
+    st.marks[recv] |= mark::kProbed;
+  }
+  // Probes whose message was not received in this window (never, on another
+  // thread, or after the cut) are not analyzed: counted, then forgotten.
+  facts.unreceived_probes += pending_probes.size();
+  pending_probes.clear();
+  current_match = 0;
 }
 
 void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   const int me = defs.world_rank;
   LocationState& st = loc(w.location);
+  std::unordered_map<std::size_t, std::size_t> probe_of(probed.begin(), probed.end());
   std::map<int, std::vector<ReplyRecord>> back;
   for (const CompletedRecv& cr : completed) {
     const std::int32_t l = st.links[cr.event];
@@ -176,8 +245,10 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     r.flags = s.flags;
     r.post_enter = cr.post_enter;
     r.post_leave = cr.post_leave;
-    // The Late Sender instance (for a Waitall: its longest wait only).
-    auto ls = late_sender_waits.find(cr.event);
+    // The Late Sender instance (for a Waitall: its longest wait only; for a
+    // probed message: the probe's).
+    auto pr = probe_of.find(cr.event);
+    auto ls = late_sender_waits.find(pr != probe_of.end() ? pr->second : cr.event);
     if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
     back[s.src].push_back(r);
   }

@@ -110,12 +110,13 @@ class ReplayContext {
   explicit ReplayContext(const Sources& s) : s_(s) {}
 
   // Position.
-  void set_location(int loc, const std::vector<Event>* events,
-                    const std::vector<EventAnnotation>* annot, const std::vector<std::int32_t>* links) {
+  void set_location(int loc, const std::vector<Event>* events, const std::vector<EventAnnotation>* annot,
+                    const std::vector<std::int32_t>* links, const std::vector<std::uint8_t>* marks) {
     location_ = loc;
     events_ = events;
     annot_ = annot;
     links_ = links;
+    marks_ = marks;
   }
   void set_index(std::size_t i) { index_ = i; }
   void set_remote(const std::vector<SendRecord>* matched, const std::vector<ReplyRecord>* replies,
@@ -142,11 +143,16 @@ class ReplayContext {
   Profile& profile() { return *s_.profile; }
 
   // Remote data for the current event, nullptr when there is none.
-  // Recv / RecvComplete: the matched send.
+  // Recv / RecvComplete / Probe: the matched send (for a probe: the send its
+  // receive matched; repeated probes have none).
   const SendRecord* matched_send() const {
     const EventKind k = event().kind;
-    return (k == EventKind::Recv || k == EventKind::RecvComplete) ? link_into(matched_) : nullptr;
+    return (k == EventKind::Recv || k == EventKind::RecvComplete || k == EventKind::Probe) ? link_into(matched_)
+                                                                                          : nullptr;
   }
+  // Receives: the message was probed first (the probe, not the receive,
+  // synchronized with the send).
+  bool probed() const { return marks_ != nullptr && index_ < marks_->size() && ((*marks_)[index_] & 1) != 0; }
   // Send / SendComplete: the receiver's reply (only after the reply exchange).
   const ReplyRecord* reply() const {
     const EventKind k = event().kind;
@@ -185,6 +191,7 @@ class ReplayContext {
   const std::vector<Event>* events_ = nullptr;
   const std::vector<EventAnnotation>* annot_ = nullptr;
   const std::vector<std::int32_t>* links_ = nullptr;
+  const std::vector<std::uint8_t>* marks_ = nullptr;
   const std::vector<SendRecord>* matched_ = nullptr;
   const std::vector<ReplyRecord>* replies_ = nullptr;
   const std::vector<CollResult>* colls_ = nullptr;

@@ -61,6 +61,7 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
   const std::size_t n = w.events.size();
   st.annot.assign(n, EventAnnotation{});
   st.links.assign(n, -1);
+  st.marks.assign(n, 0);
   // Forward: call paths, enter times and frames from the persistent stack.
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = w.events[i];
@@ -101,7 +102,7 @@ void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
   ctx.set_remote(&matched, &replies, &colls);
   for (auto& w : windows) {
     LocationState& st = loc(w.location);
-    ctx.set_location(w.location, &w.events, &st.annot, &st.links);
+    ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = ph == Phase::Forward ? k : n - 1 - k;
@@ -141,6 +142,7 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   m.send_refs.clear();
   m.coll_events.clear();
   m.send_events.clear();
+  m.probed.clear();
   m.late_sender_waits.clear();
   m.sync_in = SyncReplay::Inputs{};
 

@@ -36,6 +36,7 @@ struct SummaryInput {
   int ranks = 1, max_threads = 1, epochs = 0;
   double wall_seconds = 0, analysis_seconds = 0;
   std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0, unsupported_calls = 0;
+  std::uint64_t unreceived_probes = 0;
   int skipped_epochs = 0;
   int rows = 8;
 };

@@ -164,6 +164,13 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                   static_cast<unsigned long long>(in.unmatched_receives));
     os << line;
   }
+  if (in.unreceived_probes > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
+                  "epoch (not analyzed)\n",
+                  static_cast<unsigned long long>(in.unreceived_probes));
+    os << line;
+  }
   if (in.cross_epoch_messages > 0) {
     std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (no Late Sender possible there)\n",
                   static_cast<unsigned long long>(in.cross_epoch_messages));

@@ -45,6 +45,9 @@ class ThreadBuffer {
     coalesced_.store(coalesced_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::uint64_t coalesced_polls() const { return coalesced_.load(std::memory_order_relaxed); }
+  // A successful poll after unsuccessful ones continues their open visit:
+  // its events and Leave close it.
+  void resume_poll() { deferred_leave_ = 0; }
 
  private:
   void flush_deferred() {

@@ -33,12 +33,12 @@ double max_fill(State& s) {
 // ONLINEWS_VERBOSE=3: every drained event, for debugging the recording.
 void dump_windows(const State& s) {
   static const char* const kKinds[] = {"Enter", "Leave", "Send", "Recv", "SendRequest", "SendComplete",
-                                       "RecvRequest", "RecvComplete", "CollectiveEnd"};
+                                       "RecvRequest", "RecvComplete", "CollectiveEnd", "Probe", "Match"};
   for (const auto& w : s.windows) {
     for (const auto& e : w.events) {
       const auto k = static_cast<int>(e.kind);
       std::fprintf(stderr, "onlinews[%d.%d]: %.9f %-13s", s.rank, w.location,
-                   1e-9 * static_cast<double>(e.time - s.start_ns), k < 9 ? kKinds[k] : "?");
+                   1e-9 * static_cast<double>(e.time - s.start_ns), k < 11 ? kKinds[k] : "?");
       if (e.kind == EventKind::Enter) {
         const auto* r = s.defs.region(e.region());
         std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");

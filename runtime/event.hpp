@@ -16,6 +16,9 @@ enum class EventKind : std::uint8_t {
   RecvComplete,   // receive request completed: request, comm, peer = actual source, tag = actual tag
   CollectiveEnd,  // collective finished (recorded before its Leave): comm, peer = root (-1 none),
                   // bytes = bytes sent, bytes_in() = bytes received
+  Probe,          // MPI_Probe/Mprobe, successful Iprobe/Improbe: comm, peer = actual source,
+                  // tag = actual tag, request = message handle id (0 for a regular probe)
+  Match,          // inside MPI_Mrecv/Imrecv, before its receive: request = message handle id
   kCount
 };
 constexpr int kEventKindCount = static_cast<int>(EventKind::kCount);

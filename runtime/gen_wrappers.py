@@ -30,7 +30,7 @@ ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scou
          "provided", "argc", "argv"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",
-         "testall", "testsome", "mprobe", "improbe", "iprobe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
+         "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
          "plain"}
 
 

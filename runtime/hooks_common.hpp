@@ -53,7 +53,17 @@ inline std::uint64_t message_key(MPI_Message m) {
 // something, and folds unsuccessful calls in a row into one visit otherwise
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) { c.t_enter = raw_now(); }
-inline void poll_found(Call& c) { record_enter(c.t_enter, c.region); }  // then its events and call_leave()
+// A poll that found something: its events and call_leave() follow.  After
+// unsuccessful polls of the same call it ends their visit (a polling loop is
+// one visit, so a probe's Late Sender counts from the loop's start).
+inline void poll_found(Call& c) {
+  ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
+  if (b != nullptr && b->polling(c.region)) {
+    b->resume_poll();
+    return;
+  }
+  record_enter(c.t_enter, c.region);
+}
 inline void poll_nothing(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
   if (b == nullptr) return;

@@ -186,16 +186,43 @@ void post_cancel(Call& c, int rc) {
   call_leave();
 }
 
-// Matched probes: remember the communicator of the probed message so that
-// MPI_Mrecv / MPI_Imrecv can be recorded as receives (full probe analysis is
-// a later step; here it keeps message matching exact).
+// Probes: a Probe event with the actual envelope (and, for matched probes, a
+// message handle id that the Match event in MPI_Mrecv/Imrecv repeats), so
+// that the analysis can tie each probe to the receive of its message.
 namespace {
+void record_probe(Call& c, std::uint32_t message_id) {
+  if (!c.comm_ok || c.status->MPI_SOURCE == MPI_PROC_NULL) return;
+  record(Event::message(EventKind::Probe, raw_now(), c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, 0,
+                        message_id));
+}
 void remember_message(Call& c) {
   State* s = state();
   if (s == nullptr || !c.comm_ok || *c.message == MPI_MESSAGE_NULL || *c.message == MPI_MESSAGE_NO_PROC) return;
-  s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG};
+  const std::uint32_t id = ++s->last_message_id == 0 ? ++s->last_message_id : s->last_message_id;
+  s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, id};
+  record_probe(c, id);
 }
 }  // namespace
+
+void pre_probe(Call& c) {
+  call_enter(c);
+  resolve_comm(c);
+}
+void post_probe(Call& c, int rc) {
+  if (rc == MPI_SUCCESS) record_probe(c, 0);
+  call_leave();
+}
+
+void pre_iprobe(Call& c) {
+  poll_begin(c);
+  resolve_comm(c);
+}
+void post_iprobe(Call& c, int rc) {
+  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
+  poll_found(c);
+  if (rc == MPI_SUCCESS) record_probe(c, 0);
+  call_leave();
+}
 
 void pre_mprobe(Call& c) {
   call_enter(c);
@@ -205,6 +232,7 @@ void post_mprobe(Call& c, int rc) {
   if (rc == MPI_SUCCESS) remember_message(c);
   call_leave();
 }
+
 void pre_improbe(Call& c) {
   poll_begin(c);
   resolve_comm(c);
@@ -216,29 +244,25 @@ void post_improbe(Call& c, int rc) {
   call_leave();
 }
 
-void pre_iprobe(Call& c) { poll_begin(c); }
-void post_iprobe(Call& c, int rc) {
-  if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
-  poll_found(c);
-  call_leave();
-}
-
 void pre_mrecv(Call& c) {
   call_enter(c);
   c.saved_message = *c.message;
 }
 void post_mrecv(Call& c, int rc) {
   State* s = state();
+  const std::uint64_t t = raw_now();
   if (s != nullptr && on_mpi_thread()) {
     auto it = s->messages.find(message_key(c.saved_message));
     if (it != s->messages.end()) {
       if (rc == MPI_SUCCESS) {
-        record(Event::message(EventKind::Recv, raw_now(), it->second.comm, it->second.source, it->second.tag, 0));
+        const MessageInfo& m = it->second;
+        record(Event::message(EventKind::Match, t, m.comm, m.source, m.tag, 0, m.id));
+        record(Event::message(EventKind::Recv, t, m.comm, m.source, m.tag, 0));
       }
       s->messages.erase(it);
     }
   }
-  call_leave();
+  call_leave(t);
 }
 
 void pre_imrecv(Call& c) {
@@ -251,11 +275,13 @@ void post_imrecv(Call& c, int rc) {
     auto it = s->messages.find(message_key(c.saved_message));
     if (it != s->messages.end()) {
       if (rc == MPI_SUCCESS) {
+        const MessageInfo& m = it->second;
+        record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
         RequestInfo r;
         r.kind = RequestInfo::kRecv;
-        r.peer = it->second.source;
-        r.tag = it->second.tag;
-        track_and_start(*s, c, it->second.comm, r);
+        r.peer = m.source;
+        r.tag = m.tag;
+        track_and_start(*s, c, m.comm, r);
       }
       s->messages.erase(it);
     }

@@ -100,6 +100,7 @@ void finish_output(State& s) {
     s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_unsupported));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
+    s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     std::string analyses;
@@ -147,6 +148,7 @@ void finish_output(State& s) {
     in.dropped_events = s.totals.dropped;
     in.cross_epoch_messages = s.totals.cross_epoch;
     in.unmatched_receives = s.totals.unmatched;
+    in.unreceived_probes = s.totals.unreceived_probes;
     in.unsupported_calls = all_unsupported;
     in.skipped_epochs = s.totals.skipped;
     in.rows = static_cast<int>(s.cfg.summary_rows);

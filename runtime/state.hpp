@@ -23,13 +23,14 @@ class MpiTransport;
 struct MessageInfo {  // MPI_Mprobe / MPI_Improbe result, until MPI_Mrecv / MPI_Imrecv
   std::uint16_t comm = 0;
   std::int32_t source = 0, tag = 0;
+  std::uint32_t id = 0;  // message handle id in Probe/Match events
 };
 
 struct EpochTotals {
   int epochs = 0;
   double analysis_seconds = 0;  // sum over epochs of the slowest rank's time
   double forward_seconds = 0, backward_seconds = 0;  // its two halves (slowest rank each)
-  std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0;
+  std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0, unreceived_probes = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported
 };
@@ -45,6 +46,7 @@ struct State {
   CommRegistry comms{defs};
   RequestTable requests;  // MPI thread only
   std::unordered_map<std::uint64_t, MessageInfo> messages;
+  std::uint32_t last_message_id = 0;
   BufferRegistry buffers;  // any thread (lock-free)
   ClockMapper clock;
   const char* clock_name = "";

@@ -2,7 +2,10 @@
 //   wait = min(send enter, receiving call's leave) - receiving call's enter
 // for blocking receives, Sendrecv and Wait*-completed receives; receives
 // completed by Test* are not waits.  A call completing several receives
-// (Waitall, Waitsome) counts once, with its largest wait.
+// (Waitall, Waitsome) counts once, with its largest wait.  Probes (Probe,
+// Mprobe, successful Iprobe/Improbe, whose polling loop is one visit) wait
+// the same way for the send of the message they probed; the receive of a
+// probed message then has no Late Sender (seed 004 §3.3).
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -13,12 +16,13 @@ class LateSender final : public Pattern {
   void subscribe(Dispatch& d) override {
     d.on_event(Phase::Forward, EventKind::Recv, this, &LateSender::on_receive);
     d.on_event(Phase::Forward, EventKind::RecvComplete, this, &LateSender::on_receive);
+    d.on_event(Phase::Forward, EventKind::Probe, this, &LateSender::on_receive);
     d.on_event(Phase::Forward, EventKind::Leave, this, &LateSender::on_leave);
   }
 
  private:
   void on_receive(const Event& e, ReplayContext& ctx) {
-    if ((e.flags & evflag::kByTest) != 0) return;
+    if ((e.flags & evflag::kByTest) != 0 || ctx.probed()) return;
     const SendRecord* s = ctx.matched_send();
     if (s == nullptr || ctx.region_leave() == kOpen || s->enter <= ctx.region_enter()) return;
     const double w = secs(std::min(s->enter, ctx.region_leave()) - ctx.region_enter());

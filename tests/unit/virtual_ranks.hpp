@@ -71,6 +71,19 @@ class VRank {
     events.push_back(Event::message(EventKind::Recv, ns(t1), comm, src, tag, 0));
     leave(t1);
   }
+  // A probe (region MPI_Probe, or MPI_Mprobe for message != 0) that returns at t1.
+  void probe(double t0, double t1, int src, int tag, std::uint32_t message = 0, std::uint16_t comm = 0) {
+    enter(t0, message != 0 ? rt::kRegion_MPI_Mprobe : rt::kRegion_MPI_Probe);
+    events.push_back(Event::message(EventKind::Probe, ns(t1), comm, src, tag, 0, message));
+    leave(t1);
+  }
+  // MPI_Mrecv of a matched probe's message.
+  void mrecv(double t0, double t1, int src, int tag, std::uint32_t message, std::uint16_t comm = 0) {
+    enter(t0, rt::kRegion_MPI_Mrecv);
+    events.push_back(Event::message(EventKind::Match, ns(t0), comm, src, tag, 0, message));
+    events.push_back(Event::message(EventKind::Recv, ns(t1), comm, src, tag, 0));
+    leave(t1);
+  }
   void isend(double t0, double t1, int dest, int tag, std::uint64_t bytes, std::uint32_t req,
              std::uint8_t flags = 0, std::uint16_t comm = 0) {
     enter(t0, flags & evflag::kSynchronous ? rt::kRegion_MPI_Issend : rt::kRegion_MPI_Isend);

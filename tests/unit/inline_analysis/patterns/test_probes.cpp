@@ -1,0 +1,98 @@
+// Probes (seed 004): probe-receive matching, Late Sender in probes, and a
+// send that synchronizes with both a probe (Late Sender) and the receive
+// (Late Receiver), with delay costs and the critical path for both.
+#include <catch2/catch.hpp>
+
+#include "../../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+TEST_CASE("Late Sender moves from the receive to the probe", "[probe]") {
+  // r0 works 0-2 and sends; r1 probes from 0.5 (waits 1.5), then receives.
+  auto r = make_ranks(2);
+  r[0].region(0.0, 2.0, kWork);
+  r[0].send(2.0, 2.1, 1, 7);
+  r[1].probe(0.5, 2.05, 0, 7);
+  r[1].recv(2.1, 2.2, 0, 7);
+  for (auto& v : r) v.leave(3.0);
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(1.5));
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == 0.0);
+  CHECK(res[1].get(Metric::comms_recv, rt::kRegion_MPI_Recv) == 1.0);
+  CHECK(res[1].facts[0].unreceived_probes == 0);
+  // The delay is r0's extra work, the path runs through it.
+  CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.5));
+  CHECK(res[1].get(Metric::mpi_wait_direct_ls, rt::kRegion_MPI_Probe) == Approx(1.5));
+}
+
+TEST_CASE("probe matching: repeated probes, matched probes out of order", "[probe]") {
+  // r0 sends tag 1 at 1.0 and tag 2 at 2.0.  r1 matched-probes tag 1 (waits
+  // 0.5 from 0.5), probes tag 2 twice (the first waits 1.0 from 1.0, the
+  // second is a repeat), receives tag 2, then the matched message.
+  auto r = make_ranks(2);
+  r[0].send(1.0, 1.1, 1, 1);
+  r[0].send(2.0, 2.1, 1, 2);
+  r[1].probe(0.5, 1.05, 0, 1, /*message=*/1);
+  r[1].probe(1.1, 2.05, 0, 2);
+  r[1].probe(2.06, 2.07, 0, 2);
+  r[1].recv(2.1, 2.2, 0, 2);
+  r[1].mrecv(2.3, 2.4, 0, 1, 1);
+  for (auto& v : r) v.leave(3.0);
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mprobe) == Approx(0.5));
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(0.9));  // 1.1 -> 2.0, once
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == 0.0);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mrecv) == 0.0);
+  CHECK(res[1].get(Metric::comms_recv) == 2.0);
+  CHECK(res[1].facts[0].unmatched_receives == 0);
+  CHECK(res[1].facts[0].unreceived_probes == 0);
+}
+
+TEST_CASE("a probe whose message is never received is counted, not analyzed", "[probe]") {
+  auto r = make_ranks(2);
+  r[0].send(1.0, 1.1, 1, 3);
+  r[1].probe(0.2, 1.05, 0, 3);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[1].facts[0].unreceived_probes == 1);
+  CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
+}
+
+TEST_CASE("one send, two synchronization points: Late Sender in the probe, Late Receiver in the send",
+          "[probe][delay][critical_path]") {
+  // Seed 004 §4.2.6.  A (0): fill 0-0.1, sleep1 0.1-1.1, MPI_Ssend from 1.1,
+  // which completes when B posts its receive at 3.1.  B (1): probes from 0
+  // (waits 1.1 until the send starts), sleep2 1.2-3.1, receives 3.1-3.2,
+  // and a last piece of work 3.2-3.4 (B ends last).
+  auto r = make_ranks(2);
+  r[0].region(0.0, 0.1, kSolve);  // "FillArray"
+  r[0].region(0.1, 1.1, kWork);   // "Sleep1"
+  r[0].send(1.1, 3.15, 1, 5, 1 << 20, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+  r[0].coll(3.15, 3.4, rt::kRegion_MPI_Finalize, -1, 0, 0);
+  r[1].probe(0.0, 1.15, 0, 5);
+  r[1].region(1.2, 3.1, kWork);   // "Sleep2"
+  r[1].recv(3.1, 3.2, 0, 5);
+  r[1].region(3.2, 3.35, kSolve);
+  r[1].coll(3.35, 3.4, rt::kRegion_MPI_Finalize, -1, 0, 0);
+  for (auto& v : r) v.leave(3.4);
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(1.1));
+  CHECK(res[0].get(Metric::mpi_latereceiver, rt::kRegion_MPI_Ssend) == Approx(2.0));
+  // Late Sender costs: A's fill and sleep1 (1.1 s, B did nothing before).
+  CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.0));
+  CHECK(res[0].get(Metric::delay_latesender, kSolve) == Approx(0.1));
+  // Late Receiver costs: B's sleep2 between its probe and its receive (the
+  // interval starts at the probe, the send's other synchronization point).
+  CHECK(res[1].get(Metric::delay_latereceiver, kWork) == Approx(1.9));
+  CHECK(res[1].get(Metric::delay_latereceiver) == Approx(2.0).margin(0.11));
+  // Critical path: B (last into Finalize) back to its probe's wait end at
+  // 1.1, then A from 1.1 back to the start.
+  CHECK(res[0].get(Metric::critical_path, kWork) == Approx(1.0));
+  CHECK(res[0].get(Metric::critical_path, kSolve) == Approx(0.1));
+  CHECK(res[1].get(Metric::critical_path, kWork) == Approx(1.9));
+  CHECK(res[0].get(Metric::critical_path, rt::kRegion_MPI_Ssend) == 0.0);  // A's waiting send is not on it
+  double total = 0;
+  for (auto& x : res) total += x.get(Metric::critical_path);
+  CHECK(total == Approx(3.4));
+}
