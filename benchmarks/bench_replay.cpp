@@ -1,7 +1,10 @@
 // Epoch analysis cost per event: the real replay on synthetic windows of two
 // virtual ranks (in-process transport), per-event time reported.  Each
 // iteration of the synthetic program: user region, Isend/Irecv/Waitall
-// exchange, blocking Send/Recv ping-pong, and an Allreduce every 100th.
+// exchange (rank 1 waits in it), blocking Send/Recv, and an Allreduce every
+// 100th.  Both ranks' clocks agree (no receive precedes its send) unless a variant
+// skews rank 1's clock: then every receive of rank 1 violates the clock
+// condition and the epoch pays for the full correction.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -20,7 +23,7 @@ struct Stream {
   std::vector<Event> events;
 };
 
-Stream make_stream(int rank, int iterations) {
+Stream make_stream(int rank, int iterations, std::uint64_t skew_ns = 0) {
   Stream s;
   s.defs.world_rank = rank;
   s.defs.world_size = 2;
@@ -40,8 +43,11 @@ Stream make_stream(int rank, int iterations) {
   e.push_back(Event::enter(t, main_region));
   std::uint32_t req = 1;
   for (int i = 0; i < iterations; ++i) {
+    // Rank 1 works 300 ns less and so waits in its Waitall (Late Sender):
+    // one wait state per iteration, for the root-cause analysis to explain.
+    const std::uint64_t lag = rank == 1 ? 300 : 0;
     e.push_back(Event::enter(t += 100, main_region + 1));
-    e.push_back(Event::leave(t += 500));
+    e.push_back(Event::leave(t += 500 - lag));
     e.push_back(Event::enter(t += 10, rt::kRegion_MPI_Irecv));
     e.push_back(Event::message(EventKind::RecvRequest, t, 0, peer, 1, 0, req));
     e.push_back(Event::leave(t += 10));
@@ -49,14 +55,14 @@ Stream make_stream(int rank, int iterations) {
     e.push_back(Event::message(EventKind::SendRequest, t, 0, peer, 1, 8, req + 1));
     e.push_back(Event::leave(t += 10));
     e.push_back(Event::enter(t += 10, rt::kRegion_MPI_Waitall));
-    e.push_back(Event::message(EventKind::RecvComplete, t + 50, 0, peer, 1, 0, req));
-    e.push_back(Event::message(EventKind::SendComplete, t + 50, 0, peer, 1, 8, req + 1));
-    e.push_back(Event::leave(t += 60));
+    e.push_back(Event::message(EventKind::RecvComplete, t + lag + 50, 0, peer, 1, 0, req));
+    e.push_back(Event::message(EventKind::SendComplete, t + lag + 50, 0, peer, 1, 8, req + 1));
+    e.push_back(Event::leave(t += lag + 60));
     req += 2;
     if (rank == 0) {
       e.push_back(Event::enter(t += 10, rt::kRegion_MPI_Send));
       e.push_back(Event::message(EventKind::Send, t, 0, peer, 2, 8));
-      e.push_back(Event::leave(t += 10));
+      e.push_back(Event::leave(t += 15));  // as long as the receive: the ranks stay in step
     } else {
       e.push_back(Event::enter(t += 10, rt::kRegion_MPI_Recv));
       e.push_back(Event::message(EventKind::Recv, t += 15, 0, peer, 2, 0));
@@ -69,14 +75,17 @@ Stream make_stream(int rank, int iterations) {
     }
   }
   e.push_back(Event::leave(t += 10));
+  if (rank == 1) {
+    for (auto& ev : e) ev.time -= skew_ns;
+  }
   return s;
 }
 
 // Steady state, as in a run: each rank's Analyzer lives across epochs (its
 // buffers are reused); every benchmark iteration is one more epoch.
-void replay_epochs(benchmark::State& state, const std::vector<std::string>& selection) {
+void replay_epochs(benchmark::State& state, const std::vector<std::string>& selection, std::uint64_t skew_ns = 0) {
   const int iterations = static_cast<int>(state.range(0));
-  Stream s[2] = {make_stream(0, iterations), make_stream(1, iterations)};
+  Stream s[2] = {make_stream(0, iterations), make_stream(1, iterations, skew_ns)};
   std::unique_ptr<analysis::Analyzer> an[2];
   std::vector<analysis::LocationWindow> w[2];
   analysis::LocalWorld world(2);
@@ -87,13 +96,15 @@ void replay_epochs(benchmark::State& state, const std::vector<std::string>& sele
     w[r].resize(1);
   }
   std::size_t events = 0;
+  analysis::EpochFacts facts[2];
   for (auto _ : state) {
     state.PauseTiming();
     for (int r = 0; r < 2; ++r) w[r][0].events = s[r].events;
     state.ResumeTiming();
-    world.run([&](int r, analysis::Transport& t) { an[r]->run_epoch(w[r], t); });
+    world.run([&](int r, analysis::Transport& t) { facts[r] = an[r]->run_epoch(w[r], t); });
     events += s[0].events.size();
   }
+  state.counters["violations"] = static_cast<double>(facts[0].clock_violations + facts[1].clock_violations);
   state.counters["ns_per_event"] =
       benchmark::Counter(static_cast<double>(events) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
@@ -101,8 +112,11 @@ void replay_epochs(benchmark::State& state, const std::vector<std::string>& sele
 void BM_ReplayEpoch(benchmark::State& state) { replay_epochs(state, {"all"}); }
 // ... and the wait states only (no backward replay at synchronization points).
 void BM_ReplayEpochWaitStatesOnly(benchmark::State& state) { replay_epochs(state, {"p2p", "collective"}); }
+// Everything, with rank 1's clock 100 ns early: 40000 violations per epoch.
+void BM_ReplayEpochClockViolations(benchmark::State& state) { replay_epochs(state, {"all"}, 100); }
 BENCHMARK(BM_ReplayEpoch)->Arg(20000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplayEpochWaitStatesOnly)->Arg(20000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayEpochClockViolations)->Arg(20000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -40,6 +40,8 @@ struct EpochFacts {
   std::uint64_t cross_epoch_messages = 0;  // receives matched to a send of an earlier epoch
   std::uint64_t unmatched_receives = 0;    // receives without a send (should stay 0)
   std::uint64_t unreceived_probes = 0;     // probes whose message was not received here (not analyzed)
+  std::uint64_t clock_violations = 0;      // receives/probes found before their send
+  std::uint64_t clock_violations_corrected = 0;  // of those, how many the correction fixed
   bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points

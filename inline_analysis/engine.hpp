@@ -56,6 +56,7 @@ constexpr std::uint8_t kRepeatedProbe = 2;   // a probe of a message probed befo
 struct LocationState {
   std::vector<Frame> stack;
   std::uint32_t next_frame = 1;
+  std::uint32_t window_first_frame = 1;  // frames numbered from here were entered in this window
   std::vector<EventAnnotation> annot;  // per event of the current window
   std::vector<std::int32_t> links;     // per event: index into matched/replies/colls
   std::vector<std::uint8_t> marks;     // per event: mark::
@@ -129,12 +130,16 @@ struct Analyzer::Impl {
   }
   // replay.cpp
   void annotate(LocationWindow& w);
+  void fill_leaves(const LocationWindow& w, LocationState& st);
   void walk(Phase ph, std::vector<LocationWindow>& windows);
   // matching.cpp
   void collect_messages(const LocationWindow& w);
   void exchange_and_match(const LocationWindow& w, Transport& t);
   void exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp
+  // clock_condition.cpp
+  void correct_clocks(LocationWindow& w, Transport& t);
+  void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);
   void reduce_collectives(const LocationWindow& w, Transport& t);
   void run_sync_replay(LocationWindow& w, Transport& t);
 };

@@ -11,22 +11,6 @@
 #include "engine.hpp"
 
 namespace onlinews::analysis {
-namespace {
-
-template <class T>
-std::vector<std::byte> to_bytes(const std::vector<T>& v) {
-  std::vector<std::byte> b(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-template <class T>
-std::vector<T> from_bytes(const std::vector<std::byte>& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
-
-}  // namespace
 
 void Analyzer::Impl::collect_messages(const LocationWindow& w) {
   LocationState& st = loc(w.location);
@@ -163,18 +147,8 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
 }
 
 void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
-  const int me = defs.world_rank;
-  std::vector<Parcel> out, in;
-  for (auto& [dest, list] : outgoing) {
-    if (dest == me) {
-      for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
-    } else {
-      out.push_back({dest, to_bytes(list)});
-    }
-  }
-  t.exchange(out, in);
-  for (const auto& p : in) {
-    for (const auto& r : from_bytes<SendRecord>(p.data)) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
+  for (const auto& [src, list] : exchange_records(t, outgoing)) {
+    for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
   }
   if (facts.comm_analysis_skipped) {
     // Alignment is lost: start afresh after this window (documented).
@@ -252,17 +226,7 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
     back[s.src].push_back(r);
   }
-  std::vector<Parcel> out, in;
-  std::map<int, std::vector<ReplyRecord>> got;
-  for (auto& [src, list] : back) {
-    if (src == me) {
-      got[me] = list;
-    } else {
-      out.push_back({src, to_bytes(list)});
-    }
-  }
-  t.exchange(out, in);
-  for (const auto& p : in) got[p.peer] = from_bytes<ReplyRecord>(p.data);
+  auto got = exchange_records(t, back);
   // Link each send (or send completion) to its reply.  Sequence numbers are
   // dense per destination and epoch, so index the replies by them.
   std::map<int, std::vector<std::int32_t>> by_seq;

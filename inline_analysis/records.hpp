@@ -3,7 +3,10 @@
 // as raw bytes (all ranks run the same binary).
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <type_traits>
+#include <vector>
 
 #include "transport.hpp"
 
@@ -43,11 +46,64 @@ struct ReplyRecord {
 };
 static_assert(std::is_trivially_copyable_v<ReplyRecord>);
 
+// Sender -> receiver (clock correction): a send's corrected enter time.
+struct SendUpdate {
+  std::uint64_t comm_gid = 0;
+  std::int64_t enter = 0;  // ns, corrected
+  std::int32_t tag = 0;
+  std::uint32_t seq = 0;   // the SendRecord's seq (this epoch)
+};
+static_assert(std::is_trivially_copyable_v<SendUpdate>);
+
+// Receiver -> sender (clock correction): how late the send may start without
+// breaking the clock condition, i.e. its message's earliest probe or receive.
+struct SendLimit {
+  std::uint32_t seq = 0;
+  std::uint32_t pad = 0;
+  std::int64_t limit = 0;  // ns
+};
+static_assert(std::is_trivially_copyable_v<SendLimit>);
+
 // What a CollectiveEnd event learns about its instance.
 struct CollResult {
   CollRecord all;             // reduced over the communicator
   ScanRecord prefix{};        // Scan/Exscan only: reduced over ranks <= me
   bool valid = false;         // false: not analyzed (size-1 comm, mismatch, skipped)
 };
+
+// Raw-byte packing of record lists (all ranks run the same binary).
+template <class T>
+std::vector<std::byte> to_bytes(const std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<std::byte> b(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+template <class T>
+std::vector<T> from_bytes(const std::vector<std::byte>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// One sparse exchange of record lists keyed by world rank: `out[peer]` goes
+// to peer (this rank's own list stays local); returns the lists received,
+// keyed by their source.  Collective over all ranks of `t`.
+template <class T>
+std::map<int, std::vector<T>> exchange_records(Transport& t, const std::map<int, std::vector<T>>& out) {
+  const int me = t.rank();
+  std::map<int, std::vector<T>> got;
+  std::vector<Parcel> send, recv;
+  for (const auto& [peer, list] : out) {
+    if (peer == me) {
+      got[me] = list;
+    } else {
+      send.push_back({peer, to_bytes(list)});
+    }
+  }
+  t.exchange(send, recv);
+  for (const auto& p : recv) got[p.peer] = from_bytes<T>(p.data);
+  return got;
+}
 
 }  // namespace onlinews::analysis

@@ -59,6 +59,7 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
   LocationState& st = loc(w.location);
   profile.ensure_location(w.location);
   const std::size_t n = w.events.size();
+  st.window_first_frame = st.next_frame;
   st.annot.assign(n, EventAnnotation{});
   st.links.assign(n, -1);
   st.marks.assign(n, 0);
@@ -80,9 +81,13 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
       a = {t, kOpen, kNoCallpath, 0};  // unbalanced Leave: ignored by the patterns
     }
   }
-  // Backward: each event learns when its enclosing region is left.
+  fill_leaves(w, st);
+}
+
+// Backward: each event learns when its enclosing region is left.
+void Analyzer::Impl::fill_leaves(const LocationWindow& w, LocationState& st) {
   std::vector<std::int64_t> leaves;
-  for (std::size_t i = n; i-- > 0;) {
+  for (std::size_t i = w.events.size(); i-- > 0;) {
     const Event& e = w.events[i];
     EventAnnotation& a = st.annot[i];
     if (e.kind == EventKind::Leave) {
@@ -148,19 +153,11 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
-  bool first = true;
   LocationWindow* mpi = nullptr;
   for (auto& w : windows) {
     m.annotate(w);
     m.facts.events += w.events.size();
     m.facts.dropped_events += w.dropped;
-    if (!w.events.empty()) {
-      const auto b = static_cast<std::int64_t>(w.events.front().time);
-      const auto e = static_cast<std::int64_t>(w.events.back().time);
-      m.facts.t_begin = first ? b : std::min(m.facts.t_begin, b);
-      m.facts.t_end = first ? e : std::max(m.facts.t_end, e);
-      first = false;
-    }
     if (w.location == m.options.mpi_location) mpi = &w;
   }
   LocationWindow empty;
@@ -175,7 +172,19 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
     transport.allreduce_max(&lost, 1);
     m.facts.comm_analysis_skipped = lost > 0;
     m.exchange_and_match(*mpi, transport);
-    if (!m.facts.comm_analysis_skipped) m.reduce_collectives(*mpi, transport);
+    if (!m.facts.comm_analysis_skipped) {
+      m.correct_clocks(*mpi, transport);
+      m.reduce_collectives(*mpi, transport);
+    }
+  }
+  bool first = true;
+  for (const auto& w : windows) {
+    if (w.events.empty()) continue;
+    const auto b = static_cast<std::int64_t>(w.events.front().time);
+    const auto e = static_cast<std::int64_t>(w.events.back().time);
+    m.facts.t_begin = first ? b : std::min(m.facts.t_begin, b);
+    m.facts.t_end = first ? e : std::max(m.facts.t_end, e);
+    first = false;
   }
   m.walk(Phase::Forward, windows);
   if (m.comm_patterns) m.exchange_replies(*mpi, transport);

@@ -37,6 +37,9 @@ struct SummaryInput {
   double wall_seconds = 0, analysis_seconds = 0;
   std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0, unsupported_calls = 0;
   std::uint64_t unreceived_probes = 0;
+  int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
+  double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
+  std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped_epochs = 0;
   int rows = 8;
 };

@@ -171,6 +171,15 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                   static_cast<unsigned long long>(in.unreceived_probes));
     os << line;
   }
+  if (in.clock_domains > 1 || in.clock_violations > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: clocks: %d domains, offsets up to %.6f s corrected; %llu receives/probes before their "
+                  "send found, %llu corrected\n",
+                  in.clock_domains, in.clock_offset_max_seconds,
+                  static_cast<unsigned long long>(in.clock_violations),
+                  static_cast<unsigned long long>(in.clock_violations_corrected));
+    os << line;
+  }
   if (in.cross_epoch_messages > 0) {
     std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (no Late Sender possible there)\n",
                   static_cast<unsigned long long>(in.cross_epoch_messages));

@@ -108,6 +108,7 @@ void run_epoch(bool final) {
   const double wall0 = MPI_Wtime();
 
   s.clock.advance(ClockMapper::sample());
+  s.clock_sync.sample(s.tool_world);
   // Drain every thread's buffer into its location window.
   auto& windows = s.windows;
   const int nbuf = s.buffers.count();
@@ -119,7 +120,7 @@ void run_epoch(bool final) {
     w.dropped = 0;
     if (ThreadBuffer* b = s.buffers.at(i)) {
       b->drain(w.events);
-      for (auto& e : w.events) e.time = s.clock.to_ns(e.time);
+      for (auto& e : w.events) e.time = global_ns(s, e.time);
       w.dropped = b->take_dropped();
     }
   }

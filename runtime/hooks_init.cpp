@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -147,8 +148,13 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
       eager = read_eager_limits(s.defs);
     }
   }
-  std::uint64_t start_ns = g_init_ns;
-  PMPI_Allreduce(&g_init_ns, &start_ns, 1, MPI_UINT64_T, MPI_MIN, s.tool_world);
+  {
+    const std::string w = s.clock_sync.init(s.tool_world, s.rank, s.defs.host_of_rank, g_init_ns);
+    if (!w.empty()) s.warnings.push_back(w);
+  }
+  const std::uint64_t init_ns = s.clock_sync.to_global(g_init_ns);
+  std::uint64_t start_ns = init_ns;
+  PMPI_Allreduce(&init_ns, &start_ns, 1, MPI_UINT64_T, MPI_MIN, s.tool_world);
   s.start_ns = start_ns;
   s.last_epoch_ns = monotonic_ns();
 
@@ -178,6 +184,11 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   if (s.cfg.verbose >= 2 && s.rank == 0) {
     log_info("recording " + std::to_string(s.size) + " ranks; buffer " + std::to_string(s.cfg.buffer) +
              " bytes per thread; clock " + s.clock_name + "; eager limits: " + eager);
+    char line[160];
+    std::snprintf(line, sizeof line, "clock domains: %d (largest offset %.6f s, round trip %.1f us)%s",
+                  s.clock_sync.domains(), s.clock_sync.max_offset_seconds(), 1e6 * s.clock_sync.max_rtt_seconds(),
+                  s.clock_sync.skew().on ? " [ONLINEWS_TEST_CLOCK_SKEW]" : "");
+    log_info(line);
   }
   // The main thread's first window: root region, then MPI_Init as a
   // pseudo-collective on WORLD, then onlinews' own set-up as overhead.
@@ -249,7 +260,7 @@ void pre_finalize(Call& c) {
   ++t_in_tool;
   try {
     run_epoch(true);
-    s->finalize_leave_ns = s->clock.to_ns(t2);
+    s->finalize_leave_ns = global_ns(*s, t2);
     g_recording = false;
     finish_output(*s);
   } catch (...) {

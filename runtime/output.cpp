@@ -107,7 +107,7 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   // Facts: t_begin, t_end (s since start; -1 if no events), events, dropped,
   // cross-epoch, unmatched, skipped, analysis seconds, locations.
   const double rel = static_cast<double>(s.start_ns);
-  double f[12] = {facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0,
+  double f[14] = {facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0,
                  facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0,
                  static_cast<double>(facts.events),
                  static_cast<double>(facts.dropped_events),
@@ -118,7 +118,9 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
                  static_cast<double>(nloc),
                  facts.forward_seconds,
                  facts.backward_seconds,
-                 static_cast<double>(facts.unreceived_probes)};
+                 static_cast<double>(facts.unreceived_probes),
+                 static_cast<double>(facts.clock_violations),
+                 static_cast<double>(facts.clock_violations_corrected)};
   constexpr std::size_t kF = sizeof f / sizeof *f;
   std::vector<double> all_f(s.rank == 0 ? kF * static_cast<std::size_t>(s.size) : 0);
   PMPI_Gather(f, static_cast<int>(kF), MPI_DOUBLE, all_f.data(), static_cast<int>(kF), MPI_DOUBLE, 0, s.tool_world);
@@ -147,6 +149,8 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
     forward = std::max(forward, x[9]);
     backward = std::max(backward, x[10]);
     s.totals.unreceived_probes += static_cast<std::uint64_t>(x[11]);
+    s.totals.clock_violations += static_cast<std::uint64_t>(x[12]);
+    s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[13]);
     if (x[0] >= 0) tb = tb < 0 ? x[0] : std::min(tb, x[0]);
     te = std::max(te, x[1]);
     row.events += static_cast<std::int64_t>(x[2]);

@@ -101,6 +101,10 @@ void finish_output(State& s) {
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
     s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
+    s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
+    s.h5->set_attr("clock_offset_max_seconds", s.clock_sync.max_offset_seconds());
+    s.h5->set_attr("clock_violations", static_cast<std::int64_t>(s.totals.clock_violations));
+    s.h5->set_attr("clock_violations_corrected", static_cast<std::int64_t>(s.totals.clock_violations_corrected));
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     std::string analyses;
@@ -149,6 +153,10 @@ void finish_output(State& s) {
     in.cross_epoch_messages = s.totals.cross_epoch;
     in.unmatched_receives = s.totals.unmatched;
     in.unreceived_probes = s.totals.unreceived_probes;
+    in.clock_domains = s.clock_sync.domains();
+    in.clock_offset_max_seconds = s.clock_sync.max_offset_seconds();
+    in.clock_violations = s.totals.clock_violations;
+    in.clock_violations_corrected = s.totals.clock_violations_corrected;
     in.unsupported_calls = all_unsupported;
     in.skipped_epochs = s.totals.skipped;
     in.rows = static_cast<int>(s.cfg.summary_rows);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clock_sync.hpp"
 #include "comms.hpp"
 #include "config.hpp"
 #include "inline_analysis/analysis.hpp"
@@ -31,6 +32,7 @@ struct EpochTotals {
   double analysis_seconds = 0;  // sum over epochs of the slowest rank's time
   double forward_seconds = 0, backward_seconds = 0;  // its two halves (slowest rank each)
   std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0, unreceived_probes = 0;
+  std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported
 };
@@ -49,6 +51,7 @@ struct State {
   std::uint32_t last_message_id = 0;
   BufferRegistry buffers;  // any thread (lock-free)
   ClockMapper clock;
+  ClockSync clock_sync;  // offsets between hosts (MPI thread)
   const char* clock_name = "";
   std::unique_ptr<analysis::Analyzer> analyzer;
   std::unique_ptr<MpiTransport> transport;
@@ -82,6 +85,12 @@ State* state();
 // Prints "onlinews: <msg>" to stderr (rank 0 only when `rank0_only`).
 void log_warning(const std::string& msg, bool rank0_only = true);
 void log_info(const std::string& msg);  // rank 0, verbose >= 1
+
+// A raw timestamp of this rank -> ns on the global (rank 0) clock, for the
+// window being drained.
+inline std::uint64_t global_ns(const State& s, std::uint64_t raw) {
+  return s.clock_sync.to_global(s.clock.to_ns(raw));
+}
 
 // epoch.cpp
 void on_eligible_collective(int comm_id);

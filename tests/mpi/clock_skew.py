@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Clock correction: each case runs once as is and once with
+ONLINEWS_TEST_CLOCK_SKEW, which puts every rank in its own clock domain, runs
+rank r's clock r*OFFSET s ahead and r*DRIFT ppm fast, and falsifies its
+measured offset by +-ERROR us (sign alternating with the rank's parity).
+
+Expected, per case:
+  * the measured offsets are the injected ones: clock_domains == ranks and
+    clock_offset_max_seconds == (ranks-1)*(OFFSET + DRIFT*1e-6*wall_seconds)
+    within 1 ms (the last measurement is at MPI_Finalize);
+  * the +-ERROR us left after the offset correction put some receives or
+    probes before their sends (the receiver's clock reads 2*ERROR us early
+    relative to its sender: a receive that ends sooner than that after the
+    send began appears to precede it): clock_violations > 0, and all of them
+    corrected;
+  * the corrected run's wait states, delay costs and critical path equal the
+    unskewed run's within 2 % (or 10 ms: the two runs are two executions and
+    their sleeps jitter by a few ms when oversubscribed).
+Without the offset correction the skewed waits would be off by seconds."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python"))
+import onlinews_h5  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_scenario import validate  # noqa: E402  (the checks every result file must pass)
+
+WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",
+         "mpi_latebroadcast", "mpi_finalize_wait", "critical_path", "critical_path_imbalance", "delay"]
+# Delay costs per kind, short- plus long-term (the _aggregate metrics): where two ranks enter a
+# collective within microseconds of each other (probe_chain's final barrier:
+# rank 1 sends and enters it, rank 2 receives and enters it), which one is
+# "last" is decided by less than the injected error, and that moves a cost
+# between its short- and long-term share (and between ranks), not its kind.
+DELAY_KINDS = ["latesender", "latereceiver", "barrier", "n2n", "12n", "n21"]
+
+
+# (name, program, arguments, ranks, ONLINEWS_EPOCH_SECONDS, skew OFFSET_s,DRIFT_ppm,ERROR_us)
+# ERROR's sign is chosen so that some receiver reads early against its sender.
+CASES = [
+    ("late_sender_chain", "late_sender_chain", [], 4, "0", "0.5,100,40"),
+    ("probe_chain", "probes", ["chain"], 3, "inf", "0.25,-80,40"),
+    ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-60"),
+    ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-60"),
+    ("iterations", "iterations", [], 4, "0", "0.3,200,40"),
+]
+
+
+def run(args, work, name, exe, argv, np_, epochs, skew):
+    out = work / f"{name}_{'skewed' if skew else 'plain'}.h5"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS=epochs)
+    env.pop("ONLINEWS_TEST_CLOCK_SKEW", None)
+    if skew:
+        env["ONLINEWS_TEST_CLOCK_SKEW"] = skew
+    cmd = [args.mpiexec, "--oversubscribe", "-np", str(np_), exe] + argv
+    print(f"$ {'ONLINEWS_TEST_CLOCK_SKEW=' + skew + ' ' if skew else ''}{' '.join(cmd)}", flush=True)
+    p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+    for line in p.stderr.splitlines():
+        if "clocks:" in line or "WARNING" in line or "error" in line.lower():
+            print("   " + line)
+    if p.returncode != 0:
+        sys.stdout.write(p.stderr)
+        sys.exit(f"FAIL: exit code {p.returncode}")
+    return onlinews_h5.Result(str(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bindir", required=True, help="directory holding the scenario programs")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("--rel", type=float, default=0.02)
+    ap.add_argument("--abs", type=float, default=0.010)
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    failures = []
+    for name, prog, argv, np_, epochs, skew in CASES:
+        exe = str((Path(args.bindir) / prog).resolve())
+        plain = run(args, work, name, exe, argv, np_, epochs, None)
+        skewed = run(args, work, name, exe, argv, np_, epochs, skew)
+        offset, drift = float(skew.split(",")[0]), float(skew.split(",")[1])
+        injected = (np_ - 1) * (offset + drift * 1e-6 * float(skewed.attrs["wall_seconds"]))
+        dom, off = int(skewed.attrs["clock_domains"]), float(skewed.attrs["clock_offset_max_seconds"])
+        found, fixed = int(skewed.attrs["clock_violations"]), int(skewed.attrs["clock_violations_corrected"])
+        print(f"  {name}: {dom} clock domains, largest offset {off:.6f} s (injected {injected:.6f}); "
+              f"{found} violations, {fixed} corrected; unskewed run: {int(plain.attrs['clock_domains'])} domain, "
+              f"{int(plain.attrs['clock_violations'])} violations")
+        if dom != np_ or abs(off - abs(injected)) > 1e-3:
+            failures.append(f"{name}: offsets")
+        if found == 0 or fixed != found:
+            failures.append(f"{name}: violations {found}, corrected {fixed}")
+        for label, r in (("unskewed", plain), ("skewed", skewed)):
+            failures += [f"{name} ({label}): {p}" for p in validate(r)]
+        if int(plain.attrs["clock_domains"]) != 1:
+            failures.append(f"{name}: one host should be one clock domain")
+        names = WAITS + [f"delay_{k}_aggregate" for k in DELAY_KINDS]  # aggregate = short + long
+        pairs = [(m, plain.value(m), skewed.value(m)) for m in names]
+        for m, a, b in pairs:
+            ok = abs(a - b) <= max(args.rel * max(a, b), args.abs)
+            if a > 0 or b > 0 or not ok:
+                print(f"    {'ok  ' if ok else 'FAIL'} {m:30s} unskewed {a:8.4f} s  corrected {b:8.4f} s")
+            if not ok:
+                failures.append(f"{name}: {m}")
+    print("PASS" if not failures else "FAIL: " + ", ".join(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
