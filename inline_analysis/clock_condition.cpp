@@ -16,10 +16,10 @@
 //    past the earliest probe or receive of its message (each receiver tells
 //    its senders), so it never creates a new violation.
 //
-// Only events of the analyzed (MPI) location are moved, and only within the
-// epoch's window; the cut at its end stays where it was up to the residual
-// forward shift.  Nothing happens (beyond one allreduce) when no rank sees a
-// violation.
+// Only events of the analyzed (MPI) location are moved.  A shift still left
+// at the end of a window decays on into the next one (a region open across
+// the cut thus keeps consistent enter and leave times).  Nothing happens
+// (beyond one allreduce) when no rank has a violation or a shift to carry.
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -102,9 +102,9 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     }
     return v;
   };
-  double any = violations() > 0 ? 1.0 : 0.0;
+  double any = violations() > 0 || clock_carry ? 1.0 : 0.0;
   t.allreduce_max(&any, 1);
-  if (any == 0) return;
+  if (any == 0) return;  // the same on every rank: from here on, every step is collective
 
   std::vector<std::int64_t> orig(n), fwd(n);
   for (std::size_t i = 0; i < n; ++i) orig[i] = static_cast<std::int64_t>(ev[i].time);
@@ -148,9 +148,11 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     std::size_t c = 0;
     for (std::size_t i = 0; i < n; ++i) {
       std::int64_t v = orig[i];
-      if (i > 0) {
-        const std::int64_t d = std::max<std::int64_t>(orig[i] - orig[i - 1], 0);
-        v = std::max(v, fwd[i - 1] + d - static_cast<std::int64_t>((1.0 - kGamma) * static_cast<double>(d)));
+      const std::int64_t prev_orig = i > 0 ? orig[i - 1] : carry_orig;
+      const std::int64_t prev_fwd = i > 0 ? fwd[i - 1] : carry_fwd;
+      if (i > 0 || clock_carry) {
+        const std::int64_t d = std::max<std::int64_t>(orig[i] - prev_orig, 0);
+        v = std::max(v, prev_fwd + d - static_cast<std::int64_t>((1.0 - kGamma) * static_cast<double>(d)));
       }
       for (; c < cons.size() && cons[c].event == i; ++c) {
         v = std::max(v, matched[static_cast<std::size_t>(cons[c].link)].enter);
@@ -246,6 +248,11 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     if (o.post_epoch != epoch) continue;
     o.post_enter = st.annot[o.post_event].enter;
     o.post_leave = st.annot[o.post_event].leave;
+  }
+  if (n > 0) {  // (an empty window keeps the carry for the next)
+    clock_carry = ev[n - 1].time > static_cast<std::uint64_t>(orig[n - 1]);
+    carry_orig = orig[n - 1];
+    carry_fwd = static_cast<std::int64_t>(ev[n - 1].time);
   }
   std::uint64_t found = 0;
   for (const auto& c : cons) found += c.violated ? 1 : 0;

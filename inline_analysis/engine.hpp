@@ -107,6 +107,10 @@ struct Analyzer::Impl {
   std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
   std::uint32_t current_match = 0;                    // message id of the Match just seen
   std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
+  // Clock correction: the shift left at the end of the last corrected window
+  // (recorded and corrected time of its last event) decays on in the next.
+  bool clock_carry = false;
+  std::int64_t carry_orig = 0, carry_fwd = 0;
 
   // Per-epoch scratch.
   std::vector<CompletedRecv> completed;

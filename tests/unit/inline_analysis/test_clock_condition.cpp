@@ -145,3 +145,24 @@ TEST_CASE("probes are held to the clock condition too", "[clock]") {
   CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(0.7).margin(1e-9));
   CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == 0.0);
 }
+
+TEST_CASE("a shift left at a cut decays on in the next window", "[clock]") {
+  // r1's receive seems to end at 0.999, 1 ms before r0's send at 1.0; r1
+  // then enters "work" at 0.99901 (corrected: 1.0000099) and the epoch ends.
+  // The work ends 0.5 ms later, at 0.99951, in the next window.  Carrying
+  // the shift on, that Leave moves to 1.0000099 + 0.0005 - 1 % of 0.0005, so
+  // work lasts 0.495 ms (without the carry: -0.5 ms).
+  auto r = make_ranks(2);
+  r[0].send(1.0, 1.0001, 1);
+  r[0].cut();
+  r[1].recv(0.1, 0.999, 0);
+  r[1].enter(0.99901, kWork);
+  r[1].cut();
+  r[1].leave(0.99951);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[1].facts[0].clock_violations == 1);
+  CHECK(res[1].facts[1].clock_violations == 0);
+  CHECK(res[1].get(Metric::time, kWork) == Approx(0.000495).margin(1e-9));
+  CHECK(res[1].get(Metric::mpi_latesender) == Approx(0.9).margin(1e-9));
+}
