@@ -59,6 +59,9 @@ def main():
     print(f"epochs: online {e_on}, post-mortem {e_post}")
     if e_on < 10 or e_post != 1:
         failures.append(f"expected >= 10 online epochs and 1 post-mortem epoch, got {e_on} and {e_post}")
+    for label, r in (("online", online), ("post-mortem", post)):  # one host, one clock
+        if int(r.attrs["clock_violations"]) != 0:
+            failures.append(f"{label}: {r.attrs['clock_violations']} receives before their sends on one host")
     for m in WAIT_STATES:
         a, b = online.value(m), post.value(m)
         ok = abs(a - b) <= max(args.rel * max(a, b), args.abs)

@@ -132,6 +132,9 @@ def validate(result):
     waited = sum(float(result.inclusive(m).sum()) for m in explainable)
     if delay > waited + 1e-3:
         problems.append(f"delay costs ({delay:.4f} s) exceed the waiting they explain ({waited:.4f} s)")
+    # One host, one clock: no receive may appear before its send.
+    if int(a.get("clock_domains", 1)) == 1 and int(a.get("clock_violations", 0)) != 0:
+        problems.append(f"{a['clock_violations']} clock-condition violations on a single host")
     if not os.path.exists(str(Path(result.path).with_suffix(".xdmf"))):
         problems.append("no .xdmf file next to the HDF5 file")
     return problems
