@@ -182,19 +182,22 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
       if (r.epoch == static_cast<std::uint32_t>(epoch)) limits_out[r.src].push_back({r.seq, 0, time});
     }
   }
-  // Enter event of a send call -> how far it may move (sends whose receive
-  // is not known here may not move at all).
+  // Enter event of a send call -> how far it may move: the least room of
+  // the sends it started (MPI_Startall starts several); a send whose receive
+  // is not known here may not move at all.
+  std::unordered_map<std::uint64_t, std::int64_t> limit_of;  // (dest, seq) -> limit
+  for (const auto& [dest, list] : exchange_records(t, limits_out)) {
+    for (const SendLimit& s : list) limit_of[key(dest, s.seq)] = s.limit;
+  }
   std::unordered_map<std::size_t, std::int64_t> room;
   for (const auto& [k, i] : send_events) {
-    if (owner[i] != kNoEvent) room[owner[i]] = 0;
-  }
-  for (const auto& [dest, list] : exchange_records(t, limits_out)) {
-    for (const SendLimit& s : list) {
-      auto it = send_events.find(key(dest, s.seq));
-      if (it == send_events.end() || owner[it->second] == kNoEvent) continue;
-      const std::size_t e = owner[it->second];
-      room[e] = std::max<std::int64_t>(s.limit - static_cast<std::int64_t>(ev[e].time), 0);
-    }
+    const std::size_t e = owner[i];
+    if (e == kNoEvent) continue;
+    auto l = limit_of.find(k);
+    const std::int64_t r =
+        l == limit_of.end() ? 0 : std::max<std::int64_t>(l->second - static_cast<std::int64_t>(ev[e].time), 0);
+    auto [it, fresh] = room.emplace(e, r);
+    if (!fresh) it->second = std::min(it->second, r);
   }
   // Jumps: where a constraint raised the shift.  Each ramp reaches back at
   // most to the previous jump, so ramps never overlap.

@@ -107,6 +107,33 @@ TEST_CASE("a ramp never moves a send past its probe", "[clock]") {
   CHECK(res[1].get(Metric::mpi_latesender) <= 1.0 - 0.9982 + 1e-9);
 }
 
+TEST_CASE("a call that starts several sends moves no further than the tightest allows", "[clock]") {
+  // As above, but r1's MPI_Startall at 0.998 starts two sends: to r2, whose
+  // probe returns 10 us later (little room), and to r3, received at 1.5
+  // (much room).  The ramp must respect the smaller room: r2 sees no
+  // violation and its Late Sender stays between 0.998 and 0.99801.
+  auto r = make_ranks(4);
+  r[0].region(0.0, 1.0, kWork);
+  r[0].send(1.0, 1.0001, 1);
+  r[1].enter(0.998, rt::kRegion_MPI_Startall);
+  r[1].events.push_back(Event::message(EventKind::SendRequest, ns(0.998), 0, 2, 0, 8, 1));
+  r[1].events.push_back(Event::message(EventKind::SendRequest, ns(0.998), 0, 3, 0, 8, 2));
+  r[1].leave(0.9981);
+  r[1].recv(0.9982, 0.9995, 0);
+  r[1].complete(1.2, 1.3, rt::kRegion_MPI_Waitall, {{1, false}, {2, false}});
+  r[2].probe(0.0, 0.99801, 1, 0);
+  r[2].recv(0.99802, 0.99803, 1, 0);
+  r[3].recv(1.4, 1.5, 1, 0);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[1].facts[0].clock_violations == 1);
+  CHECK(res[2].facts[0].clock_violations == 0);
+  CHECK(res[3].facts[0].clock_violations == 0);
+  const double ls = res[2].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe);
+  CHECK(ls >= 0.998 - 1e-9);
+  CHECK(ls <= 0.99801 + 1e-9);
+}
+
 TEST_CASE("corrected sends travel on: violations along a chain", "[clock]") {
   // r0 sends at 1.0.  r1's receive seems to end at 0.999 (1 ms early) and r1
   // forwards at once (0.99901).  Corrected, r1's receive ends at 1.0 and its
