@@ -70,5 +70,12 @@ class Analyzer {
 
 // True if `name` (a pattern name or group) is selected by `selection`.
 bool selected(const std::vector<std::string>& selection, const char* name, const char* group);
+// `selection` plus what the selected patterns need (the root causes need
+// the wait-state patterns); what the Analyzer runs.
+std::vector<std::string> effective_selection(std::vector<std::string> selection);
+// The entries of `selection` that name no pattern or group, and the list of
+// valid names (for messages).
+std::vector<std::string> unknown_selections(const std::vector<std::string>& selection);
+std::string known_selections();
 
 }  // namespace onlinews::analysis

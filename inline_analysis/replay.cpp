@@ -23,7 +23,38 @@ bool selected(const std::vector<std::string>& selection, const char* name, const
   return false;
 }
 
+std::vector<std::string> effective_selection(std::vector<std::string> selection) {
+  // The root causes explain the wait states that the p2p and collective
+  // patterns find (their findings are the synchronization points).
+  bool root = false;
+  for (const auto& e : pattern_table()) {
+    root = root || (std::strcmp(e.group, "rootcause") == 0 && selected(selection, e.name, e.group));
+  }
+  if (root) {
+    selection.emplace_back("p2p");
+    selection.emplace_back("collective");
+  }
+  return selection;
+}
+
+std::vector<std::string> unknown_selections(const std::vector<std::string>& selection) {
+  std::vector<std::string> unknown;
+  for (const auto& name : selection) {
+    bool known = name == "all" || name == "none";
+    for (const auto& e : pattern_table()) known = known || name == e.name || name == e.group;
+    if (!known) unknown.push_back(name);
+  }
+  return unknown;
+}
+
+std::string known_selections() {
+  std::string names = "all, none";
+  for (const auto& e : pattern_table()) names += std::string(", ") + e.name;
+  return names + ", and the groups p2p, collective, rootcause";
+}
+
 Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options(std::move(o)) {
+  options.selection = effective_selection(options.selection);
   // The engine keeps the wait states of the analyzed location for the
   // backward replay at synchronization points.
   dispatch.on_finding_fn<LateSenderFinding>([this](const LateSenderFinding& f, ReplayContext&) {
@@ -175,6 +206,8 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
     if (!m.facts.comm_analysis_skipped) {
       m.correct_clocks(*mpi, transport);
       m.reduce_collectives(*mpi, transport);
+    } else {
+      m.clock_carry = false;  // this window stays uncorrected: nothing to carry on from
     }
   }
   bool first = true;

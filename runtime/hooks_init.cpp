@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "hooks_common.hpp"
-#include "inline_analysis/pattern.hpp"
 #include "mpi_transport.hpp"
 #include "regions.hpp"
 
@@ -158,15 +157,9 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   s.start_ns = start_ns;
   s.last_epoch_ns = monotonic_ns();
 
-  for (const auto& name : s.cfg.analyses) {
-    bool known = name == "all" || name == "none";
-    for (const auto& p : analysis::pattern_table()) known = known || name == p.name || name == p.group;
-    if (!known) {
-      std::string valid = "all, none";
-      for (const auto& p : analysis::pattern_table()) valid += std::string(", ") + p.name;
-      s.warnings.push_back("ONLINEWS_ANALYSES: unknown analysis '" + name + "' is ignored (valid: " + valid +
-                           ", and the groups p2p, collective)");
-    }
+  for (const auto& name : analysis::unknown_selections(s.cfg.analyses)) {
+    s.warnings.push_back("ONLINEWS_ANALYSES: unknown analysis '" + name + "' is ignored (valid: " +
+                         analysis::known_selections() + ")");
   }
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
   analysis::AnalysisOptions opts;

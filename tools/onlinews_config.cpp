@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "inline_analysis/analysis.hpp"
 #include "include/onlinews.h"
 
 using namespace onlinews::rt;
@@ -34,7 +35,11 @@ int main(int argc, char** argv) {
   }
   if (arg == "--check") {
     std::vector<std::string> warnings;
-    parse_config_from_environment(warnings);
+    const Config cfg = parse_config_from_environment(warnings);
+    for (const auto& name : onlinews::analysis::unknown_selections(cfg.analyses)) {
+      warnings.push_back("ONLINEWS_ANALYSES: unknown analysis '" + name + "' is ignored (valid: " +
+                         onlinews::analysis::known_selections() + ")");
+    }
     for (const auto& w : warnings) std::printf("onlinews: warning: %s\n", w.c_str());
     if (warnings.empty()) std::puts("onlinews: configuration OK");
     return warnings.empty() ? 0 : 1;
