@@ -12,7 +12,7 @@ void post_comm_new(Call& c, int rc) {
   State* s = state();
   if (rc != MPI_SUCCESS || s == nullptr || c.newcomm == nullptr || *c.newcomm == MPI_COMM_NULL) return;
   if (!on_mpi_thread()) {
-    ++s->unsupported_calls;
+    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   record_enter(raw_now(), tool_region_setup());

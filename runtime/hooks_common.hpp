@@ -13,9 +13,8 @@ inline bool resolve_comm(Call& c) {
   c.comm_ok = false;
   if (s == nullptr) return false;
   if (!on_mpi_thread()) {
-    ++s->unsupported_calls;
-    if (!s->warned_threads) {
-      s->warned_threads = true;
+    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
+    if (!s->warned_threads.exchange(true, std::memory_order_relaxed)) {
       log_warning("MPI calls from more than one thread: only the thread that initialized MPI is analyzed; "
                   "calls from other threads count as time only (counted in the output)",
                   false);
@@ -24,7 +23,7 @@ inline bool resolve_comm(Call& c) {
   }
   const int id = s->comms.lookup(c.comm);
   if (id == kUnknownComm) {
-    ++s->unsupported_calls;
+    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   c.comm_id = static_cast<std::uint16_t>(id);

@@ -198,7 +198,7 @@ void record_probe(Call& c, std::uint32_t message_id) {
 void remember_message(Call& c) {
   State* s = state();
   if (s == nullptr || !c.comm_ok || *c.message == MPI_MESSAGE_NULL || *c.message == MPI_MESSAGE_NO_PROC) return;
-  const std::uint32_t id = ++s->last_message_id == 0 ? ++s->last_message_id : s->last_message_id;
+  const std::uint32_t id = s->requests.next_id();  // any nonzero id unique among open messages
   s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, id};
   record_probe(c, id);
 }
@@ -213,13 +213,13 @@ void post_probe(Call& c, int rc) {
   call_leave();
 }
 
-void pre_iprobe(Call& c) {
-  poll_begin(c);
-  resolve_comm(c);
-}
+// Unsuccessful polls only take time: the communicator is looked up (and an
+// untracked one counted) only when a poll found a message.
+void pre_iprobe(Call& c) { poll_begin(c); }
 void post_iprobe(Call& c, int rc) {
   if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
   poll_found(c);
+  resolve_comm(c);
   if (rc == MPI_SUCCESS) record_probe(c, 0);
   call_leave();
 }
@@ -233,13 +233,11 @@ void post_mprobe(Call& c, int rc) {
   call_leave();
 }
 
-void pre_improbe(Call& c) {
-  poll_begin(c);
-  resolve_comm(c);
-}
+void pre_improbe(Call& c) { poll_begin(c); }
 void post_improbe(Call& c, int rc) {
   if (rc == MPI_SUCCESS && !*c.flag) return poll_nothing(c);
   poll_found(c);
+  resolve_comm(c);
   if (rc == MPI_SUCCESS) remember_message(c);
   call_leave();
 }

@@ -52,7 +52,7 @@ void finish_output(State& s) {
   const double wall = fin_max > s.start_ns ? 1e-9 * static_cast<double>(fin_max - s.start_ns) : 0.0;
   int threads = std::max(nloc, 1), max_threads = 1;
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
-  unsigned long long unsupported = s.unsupported_calls + s.comms.untracked(), all_unsupported = 0;
+  unsigned long long unsupported = s.unsupported_calls.load() + s.comms.untracked(), all_unsupported = 0;
   PMPI_Allreduce(&unsupported, &all_unsupported, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
   unsigned long long polls = 0, all_polls = 0;
   for (int i = 0; i < s.buffers.count(); ++i) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -48,7 +49,6 @@ struct State {
   CommRegistry comms{defs};
   RequestTable requests;  // MPI thread only
   std::unordered_map<std::uint64_t, MessageInfo> messages;
-  std::uint32_t last_message_id = 0;
   BufferRegistry buffers;  // any thread (lock-free)
   ClockMapper clock;
   ClockSync clock_sync;  // offsets between hosts (MPI thread)
@@ -75,8 +75,9 @@ struct State {
   std::vector<std::int32_t> my_coords;  // this rank's coordinates in it
 
   EpochTotals totals;
-  std::uint64_t unsupported_calls = 0;  // MPI calls recorded as time only
-  bool warned_threads = false;
+  // MPI calls recorded as time only; any thread (THREAD_MULTIPLE) counts.
+  std::atomic<std::uint64_t> unsupported_calls{0};
+  std::atomic<bool> warned_threads{false};
 };
 
 // The state, or nullptr before MPI_Init / after MPI_Finalize / when disabled.
