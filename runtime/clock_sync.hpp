@@ -16,54 +16,54 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <string>
 #include <vector>
+
+#include "config.hpp"
 
 namespace onlinews::rt {
 
-struct SkewSpec {
-  double offset_s = 0, drift_ppm = 0, error_us = 0;
-  bool on = false;
-};
-// Parses the knob; false (and `out` unchanged) if `text` is malformed.
-bool parse_skew(const std::string& text, SkewSpec& out);
-
 class ClockSync {
  public:
-  // Collective over `comm` (the tool's world).  `host_of_rank`: a host id per
-  // rank.  Takes the first measurement.  Returns a warning or "".
-  std::string init(MPI_Comm comm, int rank, const std::vector<int>& host_of_rank, std::uint64_t mono_ref);
+  // Collective over `comm` (the tool's world).  `host_of_rank`: host ids
+  // numbered densely in order of each host's first rank (host_map() does
+  // so).  Takes the first measurement.
+  void init(MPI_Comm comm, int rank, const std::vector<int>& host_of_rank, std::uint64_t mono_ref,
+            const ClockSkew& skew);
 
   // Collective: measures the offsets now.  Timestamps recorded since the
   // previous measurement map between the two.
   void sample(MPI_Comm comm);
 
-  // CLOCK_MONOTONIC ns of this rank -> ns on rank 0's clock.
-  std::uint64_t to_global(std::uint64_t mono_ns) const;
+  // CLOCK_MONOTONIC ns of this rank -> ns on rank 0's clock (an affine map
+  // per window, set up by sample()).
+  std::uint64_t to_global(std::uint64_t mono_ns) const {
+    const double g = gain_ * static_cast<double>(mono_ns) + bias_;
+    return g > 0 ? static_cast<std::uint64_t>(g + 0.5) : 0;
+  }
 
-  int domains() const { return domains_; }
+  int domains() const { return static_cast<int>(leader_of_domain_.size()); }
   // Largest |offset| over the domains at the latest measurement (seconds).
   double max_offset_seconds() const { return max_offset_; }
-  // Smallest round trip rank 0 saw at the latest measurement (seconds).
+  // Longest of the per-domain shortest round trips at the latest measurement (seconds).
   double max_rtt_seconds() const { return max_rtt_; }
-  const SkewSpec& skew() const { return skew_; }
+  const ClockSkew& skew() const { return skew_; }
 
  private:
-  double local_now() const;                // this rank's (possibly skewed) clock, ns
-  double local(std::uint64_t mono) const;  // mono -> that clock
+  double local(std::uint64_t mono) const;  // mono -> this rank's (possibly skewed) clock, ns
   void measure(MPI_Comm comm);
+  void update_map();
 
   struct Point {
     double local = 0;   // when (local clock, ns)
     double offset = 0;  // local - global (ns)
   };
-  SkewSpec skew_;
+  ClockSkew skew_;
   int rank_ = 0;
-  int domains_ = 1;
-  std::vector<int> domain_of_rank_;
-  std::vector<int> leader_of_domain_;
+  int my_domain_ = 0;
+  std::vector<int> leader_of_domain_{0};
   double mono_ref_ = 0;
   Point prev_, cur_;
+  double gain_ = 1, bias_ = 0;  // global = gain * mono + bias in the current window
   double max_offset_ = 0, max_rtt_ = 0;
 };
 

@@ -119,6 +119,23 @@ bool parse_value(const std::string& raw, std::vector<std::string>& out, double, 
 
 }  // namespace
 
+bool parse_clock_skew(const std::string& text, ClockSkew& out) {
+  double v[3] = {0, 0, 0};
+  int n = 0;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (n == 3) return false;
+    char* end = nullptr;
+    const double d = std::strtod(item.c_str(), &end);
+    if (item.empty() || end == item.c_str() || *end != '\0' || !std::isfinite(d)) return false;
+    v[n++] = d;
+  }
+  if (n < 2 || std::fabs(v[0]) > 1e6 || std::fabs(v[1]) > 1e5 || std::fabs(v[2]) > 1e6) return false;
+  out = {v[0], v[1], v[2], true};
+  return true;
+}
+
 const std::vector<ConfigVarDoc>& config_docs() {
   static const std::vector<ConfigVarDoc> docs = {
 #define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) \
@@ -149,6 +166,13 @@ Config parse_config(const std::function<const char*(const char*)>& getenv_fn,
 #include "config_table.def"
 #undef ONLINEWS_VAR
 
+  if (const char* raw = getenv_fn("ONLINEWS_TEST_CLOCK_SKEW"); raw != nullptr && *raw != '\0') {
+    if (!parse_clock_skew(raw, cfg.test_clock_skew)) {
+      warnings.push_back(std::string("ONLINEWS_TEST_CLOCK_SKEW='") + raw +
+                         "' is not valid (expected OFFSET_s,DRIFT_ppm[,ERROR_us], e.g. 0.5,100,20); clocks are not "
+                         "skewed");
+    }
+  }
   for (const auto& entry : environ_entries) {
     if (entry.rfind("ONLINEWS_", 0) != 0) continue;
     const std::string name = entry.substr(0, entry.find('='));

@@ -7,7 +7,17 @@
 
 namespace onlinews::rt {
 
+// ONLINEWS_TEST_CLOCK_SKEW="OFFSET_s,DRIFT_ppm[,ERROR_us]": a test knob,
+// outside the documented table (what it does: runtime/clock_sync.hpp).
+struct ClockSkew {
+  double offset_s = 0, drift_ppm = 0, error_us = 0;
+  bool on = false;
+};
+// False (and `out` unchanged) if `text` is malformed.
+bool parse_clock_skew(const std::string& text, ClockSkew& out);
+
 struct Config {
+  ClockSkew test_clock_skew;  // validated with the table's variables
 #define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) ConfigType_##type field{};
   using ConfigType_Bool = bool;
   using ConfigType_Seconds = double;

@@ -147,10 +147,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
       eager = read_eager_limits(s.defs);
     }
   }
-  {
-    const std::string w = s.clock_sync.init(s.tool_world, s.rank, s.defs.host_of_rank, g_init_ns);
-    if (!w.empty()) s.warnings.push_back(w);
-  }
+  s.clock_sync.init(s.tool_world, s.rank, s.defs.host_of_rank, g_init_ns, s.cfg.test_clock_skew);
   const std::uint64_t init_ns = s.clock_sync.to_global(g_init_ns);
   std::uint64_t start_ns = init_ns;
   PMPI_Allreduce(&init_ns, &start_ns, 1, MPI_UINT64_T, MPI_MIN, s.tool_world);

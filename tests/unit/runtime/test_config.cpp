@@ -72,7 +72,7 @@ TEST_CASE("bad values: one warning each, default kept", "[config]") {
 
 TEST_CASE("unknown ONLINEWS_ variables are reported, test knobs are not", "[config]") {
   std::vector<std::string> w;
-  parse({{"ONLINEWS_EPOCH", "1"}, {"ONLINEWS_TEST_CLOCK_SKEW", "x"}, {"OTHER", "1"}}, w);
+  parse({{"ONLINEWS_EPOCH", "1"}, {"ONLINEWS_TEST_CLOCK_SKEW", "0.5,100"}, {"OTHER", "1"}}, w);
   REQUIRE(w.size() == 1);
   CHECK(w[0].find("unknown variable ONLINEWS_EPOCH") != std::string::npos);
 }
@@ -91,4 +91,25 @@ TEST_CASE("sizes and globs", "[config]") {
   CHECK(glob_match("a?c", "abc"));
   CHECK_FALSE(glob_match("tiny_*", "big_loop"));
   CHECK(config_markdown_table().find("`ONLINEWS_BUFFER`") != std::string::npos);
+}
+
+TEST_CASE("the clock-skew test knob", "[config]") {
+  ClockSkew k;
+  CHECK(parse_clock_skew("0.5,100", k));
+  CHECK(k.on);
+  CHECK(k.offset_s == 0.5);
+  CHECK(k.drift_ppm == 100);
+  CHECK(k.error_us == 0);
+  CHECK(parse_clock_skew("1,-80,-60", k));
+  CHECK(k.error_us == -60);
+  ClockSkew bad;
+  for (const char* text : {"fast", "0.5", "0.5,,1", "1,2,3,4", "1e9,0", "0.5,100x"}) {
+    CHECK_FALSE(parse_clock_skew(text, bad));
+  }
+  CHECK_FALSE(bad.on);
+  std::vector<std::string> w;
+  const Config c = parse({{"ONLINEWS_TEST_CLOCK_SKEW", "fast"}}, w);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("ONLINEWS_TEST_CLOCK_SKEW='fast' is not valid") != std::string::npos);
+  CHECK_FALSE(c.test_clock_skew.on);
 }
