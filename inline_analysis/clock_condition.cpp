@@ -33,10 +33,6 @@ constexpr double kGamma = 0.99;       // forward amortization: intervals shrink 
 constexpr double kRampFactor = 100;   // backward ramp: up to 1 / (1 - gamma) times the jump
 constexpr int kMaxRounds = 16;        // exchanges of corrected send times per epoch
 
-std::uint64_t key(int rank, std::uint32_t seq) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)) << 32) | seq;
-}
-
 }  // namespace
 
 // Recomputes the annotation's enter and leave times (and the open frames'
@@ -112,7 +108,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   // Receivers: matched record of this epoch by (source, seq).
   std::unordered_map<std::uint64_t, std::size_t> by_send;
   for (std::size_t l = 0; l < matched.size(); ++l) {
-    if (matched[l].epoch == static_cast<std::uint32_t>(epoch)) by_send[key(matched[l].src, matched[l].seq)] = l;
+    if (matched[l].epoch == static_cast<std::uint32_t>(epoch)) by_send[send_key(matched[l].src, matched[l].seq)] = l;
   }
   // Senders: publishes corrected enter times of this epoch's sends; the
   // receivers update their matched (or still pending) records.
@@ -128,7 +124,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     }
     for (const auto& [src, list] : exchange_records(t, out)) {
       for (const SendUpdate& u : list) {
-        auto m = by_send.find(key(src, u.seq));
+        auto m = by_send.find(send_key(src, u.seq));
         if (m != by_send.end()) {
           matched[m->second].enter = u.enter;
           continue;
@@ -187,7 +183,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   // is not known here may not move at all.
   std::unordered_map<std::uint64_t, std::int64_t> limit_of;  // (dest, seq) -> limit
   for (const auto& [dest, list] : exchange_records(t, limits_out)) {
-    for (const SendLimit& s : list) limit_of[key(dest, s.seq)] = s.limit;
+    for (const SendLimit& s : list) limit_of[send_key(dest, s.seq)] = s.limit;
   }
   std::unordered_map<std::size_t, std::int64_t> room;
   for (const auto& [k, i] : send_events) {

@@ -45,13 +45,7 @@ struct Frame {
   std::uint32_t callpath;
   std::int64_t enter;
   std::uint32_t frame;
-  std::size_t enter_index;  // in the current window, or SIZE_MAX if entered earlier
 };
-
-namespace mark {
-constexpr std::uint8_t kProbed = 1;          // a receive whose message was probed first
-constexpr std::uint8_t kRepeatedProbe = 2;   // a probe of a message probed before
-}  // namespace mark
 
 struct LocationState {
   std::vector<Frame> stack;

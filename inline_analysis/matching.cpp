@@ -45,7 +45,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
           r.flags |= sendflag::kBlocking;
         }
         list.push_back(r);
-        send_events[(static_cast<std::uint64_t>(static_cast<std::uint32_t>(dest)) << 32) | r.seq] = i;
+        send_events[send_key(dest, r.seq)] = i;
         if (e.kind == EventKind::Send) {
           send_refs.push_back({i, {dest, r.seq}});
         } else {
@@ -63,14 +63,11 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
       case EventKind::Probe: {
         if (c == nullptr || !c->usable) break;
         // A probe of a message already probed (same envelope and handle,
-        // not yet received) is a repeat; a matched probe takes its message
-        // from MPI's queue here, so the message is matched in this order.
+        // not yet received) is a repeat: it stays unlinked, so nothing is
+        // analyzed in it.  A matched probe takes its message from MPI's
+        // queue here, so the message is matched in this order.
         const ProbeKey key{c->gid, c->world_rank_of(e.peer), e.tag, e.request};
-        if (pending_probes.count(key) != 0) {
-          st.marks[i] |= mark::kRepeatedProbe;
-        } else {
-          pending_probes[key] = {i, e.request != 0 ? next_post_seq++ : 0};
-        }
+        if (pending_probes.count(key) == 0) pending_probes[key] = {i, e.request != 0 ? next_post_seq++ : 0};
         break;
       }
       case EventKind::Match:
@@ -183,7 +180,7 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
     if (r.epoch != static_cast<std::uint32_t>(epoch)) {
       ++facts.cross_epoch_messages;
     } else if (cr.post_event != kNoEvent) {
-      sync_in.postings[(static_cast<std::uint64_t>(static_cast<std::uint32_t>(r.src)) << 32) | r.seq] = cr.post_event;
+      sync_in.postings[send_key(r.src, r.seq)] = cr.post_event;
     }
     st.links[cr.event] = static_cast<std::int32_t>(matched.size());
     matched.push_back(r);
@@ -241,7 +238,7 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   for (const auto& [src, list] : got) {
     for (const auto& r : list) {
       if (r.ls_wait <= 0) continue;
-      auto it = send_events.find((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | r.seq);
+      auto it = send_events.find(send_key(src, r.seq));
       if (it != send_events.end()) sync_in.late_sends.push_back({{src, r.seq}, it->second});
     }
   }

@@ -88,6 +88,11 @@ struct PatternEntry {
 const std::vector<PatternEntry>& pattern_table();
 
 // Per-event annotations computed before the walks.
+// Per-event marks set while matching (bit flags).
+namespace mark {
+constexpr std::uint8_t kProbed = 1;  // a receive whose message was probed first
+}  // namespace mark
+
 struct EventAnnotation {
   std::int64_t enter = 0;   // ns: enter of the enclosing region (for Enter: of itself)
   std::int64_t leave = 0;   // ns: its leave, kOpen if not left in this window
@@ -152,7 +157,9 @@ class ReplayContext {
   }
   // Receives: the message was probed first (the probe, not the receive,
   // synchronized with the send).
-  bool probed() const { return marks_ != nullptr && index_ < marks_->size() && ((*marks_)[index_] & 1) != 0; }
+  bool probed() const {
+    return marks_ != nullptr && index_ < marks_->size() && ((*marks_)[index_] & mark::kProbed) != 0;
+  }
   // Send / SendComplete: the receiver's reply (only after the reply exchange).
   const ReplyRecord* reply() const {
     const EventKind k = event().kind;

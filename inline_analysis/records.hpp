@@ -71,6 +71,13 @@ struct CollResult {
   bool valid = false;         // false: not analyzed (size-1 comm, mismatch, skipped)
 };
 
+// Names one message of this epoch: the peer's world rank and the send's
+// seq (dense per sender, destination and epoch).  Key of the per-epoch maps
+// between send events, records and postings.
+inline std::uint64_t send_key(int peer, std::uint32_t seq) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | seq;
+}
+
 // Raw-byte packing of record lists (all ranks run the same binary).
 template <class T>
 std::vector<std::byte> to_bytes(const std::vector<T>& v) {

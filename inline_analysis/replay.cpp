@@ -102,7 +102,7 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
     if (e.kind == EventKind::Enter) {
       const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
       const std::uint32_t cp = callpaths.child(parent, e.region());
-      st.stack.push_back({cp, t, st.next_frame++, i});
+      st.stack.push_back({cp, t, st.next_frame++});
       a = {t, kOpen, cp, st.stack.back().frame};
     } else if (!st.stack.empty()) {
       const Frame& f = st.stack.back();
@@ -156,7 +156,6 @@ void Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   sync_in.annot = &st.annot;
   sync_in.links = &st.links;
   sync_in.colls = &colls;
-  sync_in.callpaths = &callpaths;
   sync_in.location = w.location;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);

@@ -17,10 +17,6 @@ std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
   return h;
 }
 
-std::uint64_t key(int peer, std::uint32_t seq) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | seq;
-}
-
 DelayKind delay_of(CollKind k) {
   switch (k) {
     case CollKind::Barrier: return DelayKind::Barrier;
@@ -46,11 +42,6 @@ int SyncContext::location() const { return r_.in_->location; }
 Transport& SyncContext::transport() { return *r_.transport_; }
 
 std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
-
-std::uint32_t SyncContext::callpath_of_hash(std::uint64_t h) {
-  auto it = r_.by_hash_.find(h);
-  return it == r_.by_hash_.end() ? kNoCallpath : it->second;
-}
 
 std::int64_t SyncContext::window_begin() const {
   const auto& e = *r_.in_->events;
@@ -158,7 +149,6 @@ std::uint64_t SyncReplay::callpath_hash(const Definitions& defs, const CallpathT
     std::uint64_t h = fnv1a(r != nullptr ? r->name : "?", parent ^ 0x9E3779B97F4A7C15ull);
     h ^= static_cast<std::uint64_t>(r != nullptr ? static_cast<int>(r->kind) : 0) * 0xff51afd7ed558ccdull;
     hashes_.push_back(h);
-    by_hash_.emplace(h, id);
   }
   return hashes_[cp];
 }
@@ -167,23 +157,11 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   const auto& ev = *in.events;
   const auto& an = *in.annot;
   const Definitions& defs = rc.defs();
-  // Enter index of every event's enclosing call.
-  std::vector<std::size_t> enter_of(ev.size(), 0);
-  {
-    std::vector<std::size_t> stack;
-    for (std::size_t i = 0; i < ev.size(); ++i) {
-      if (ev[i].kind == EventKind::Enter) stack.push_back(i);
-      enter_of[i] = stack.empty() ? 0 : stack.back();
-      if (ev[i].kind == EventKind::Leave && !stack.empty()) stack.pop_back();
-    }
-  }
   auto make = [&](SyncKind kind, std::size_t event) {
     SyncPoint s;
     s.kind = kind;
     s.event = event;
-    s.enter_index = enter_of[event];
     s.enter = an[event].enter;
-    s.leave = an[event].leave;
     s.callpath = an[event].callpath;
     return s;
   };
@@ -191,7 +169,7 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   SyncPoint start;
   start.kind = SyncKind::Start;
   start.all_ranks = true;
-  start.enter = start.leave = ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
+  start.enter = ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
   points_.push_back(start);
 
   for (const auto& f : in.late_senders) {
@@ -211,7 +189,7 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
   }
   // Late Receivers: the receiving side learns which of its postings was late.
-  std::map<int, std::vector<std::pair<std::uint32_t, double>>> notes;
+  std::map<int, std::vector<std::uint32_t>> notes;  // receiver -> seqs of late-received messages
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
     SyncPoint s = make(SyncKind::LrSend, f.event);
@@ -220,27 +198,14 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.seq = f.seq;
     s.delay = DelayKind::LateReceiver;
     points_.push_back(s);
-    notes[f.receiver].emplace_back(f.seq, f.wait);
+    notes[f.receiver].push_back(f.seq);
   }
-  std::vector<Parcel> out, got;
-  for (auto& [peer, list] : notes) {
-    ByteWriter w;
-    for (const auto& [seq, wait] : list) {
-      w.put(seq);
-      w.put(wait);
-    }
-    out.push_back({peer, std::move(w.bytes)});
-  }
-  t.exchange(out, got);
-  for (const auto& p : got) {
-    ByteReader r(p.data.data(), p.data.size());
-    for (std::size_t n = 0; n < p.data.size() / (sizeof(std::uint32_t) + sizeof(double)); ++n) {
-      const auto seq = r.get<std::uint32_t>();
-      r.get<double>();
-      auto it = in.postings.find(key(p.peer, seq));
+  for (const auto& [sender, seqs] : exchange_records(t, notes)) {
+    for (const std::uint32_t seq : seqs) {
+      auto it = in.postings.find(send_key(sender, seq));
       if (it == in.postings.end()) continue;
       SyncPoint s = make(SyncKind::LrRecv, it->second);
-      s.peer = p.peer;
+      s.peer = sender;
       s.seq = seq;
       s.delay = DelayKind::LateReceiver;
       points_.push_back(s);
@@ -270,21 +235,17 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       case CollKind::Exscan:  // waits for the latest lower rank; no delay metric (as in Scalasca)
         s.scan = true;
         s.peer = static_cast<int>(r.prefix.rank);
-        s.reference_enter = r.prefix.max_enter;
         break;
       case CollKind::OneToN:
         s.reference = ev[i].peer;
-        s.reference_enter = a.root_enter;
         s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
         break;
       case CollKind::NToOne:
         s.reference = comm_rank_of(*c, a.max_sender_rank);
-        s.reference_enter = a.max_sender_enter;
         s.delayed = a.root_bytes > 0 && s.reference >= 0 && a.root_enter < a.max_sender_enter;
         break;
       default:  // Barrier, N x N, Init, Finalize: everybody waits for the latest
         s.reference = comm_rank_of(*c, a.max_enter_rank);
-        s.reference_enter = a.max_enter;
         s.delayed = rd->coll != CollKind::Init && rd->coll != CollKind::Finalize && a.min_enter < a.max_enter;
         break;
     }
@@ -371,17 +332,10 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
   }
   // Every posted message must be taken before the sends can complete: tell
   // each peer how many it got from us and let it drain what it did not use.
-  std::vector<Parcel> out, got;
-  for (const auto& [peer, n] : posted) {
-    ByteWriter w;
-    w.put(n);
-    out.push_back({peer, std::move(w.bytes)});
-  }
-  t.exchange(out, got);
-  for (const auto& p : got) {
-    ByteReader r(p.data.data(), p.data.size());
-    const auto n = r.get<std::uint64_t>();
-    for (std::uint64_t i = taken[p.peer]; i < n; ++i) t.take(p.peer);
+  std::map<int, std::vector<std::uint64_t>> counts;
+  for (const auto& [peer, n] : posted) counts[peer].push_back(n);
+  for (const auto& [peer, n] : exchange_records(t, counts)) {
+    for (std::uint64_t i = taken[peer]; i < n.front(); ++i) t.take(peer);
   }
   t.flush();
   ctx.set_current(0);

@@ -38,9 +38,7 @@ enum class SyncKind : std::uint8_t {
 struct SyncPoint {
   SyncKind kind = SyncKind::Start;
   std::size_t event = 0;        // in the analyzed location's window
-  std::size_t enter_index = 0;  // the enclosing call's Enter
   std::int64_t enter = 0;       // ns, the call's enter (Start: window start)
-  std::int64_t leave = 0;       // ns, the call's leave
   double wait = 0;              // seconds this rank waited here
   std::uint32_t callpath = kNoCallpath;
   int peer = -1;                // point to point: world rank of the partner
@@ -50,7 +48,6 @@ struct SyncPoint {
   bool delayed = false;         // collective: some member waited (delay costs are due)
   bool scan = false;            // Scan/Exscan: each rank waits for its own latest predecessor (peer)
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
-  std::int64_t reference_enter = 0;  // ns: when the cause entered (end of the waits)
   DelayKind delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
   double cost[kDelayKinds] = {};  // long-term costs of this wait state, by the kind they finally cause
@@ -90,11 +87,6 @@ class ByteReader {
 struct TimeMap {
   std::vector<std::uint32_t> callpaths;  // local ids
   std::vector<double> seconds;
-  double total() const {
-    double t = 0;
-    for (double s : seconds) t += s;
-    return t;
-  }
 };
 
 class SyncReplay;
@@ -109,7 +101,6 @@ class SyncContext {
   int location() const;
   const Definitions& defs() const { return rc_.defs(); }
   std::uint64_t hash(std::uint32_t callpath);
-  std::uint32_t callpath_of_hash(std::uint64_t h);  // kNoCallpath if unknown here
   // Index of the latest synchronization point before `k` shared with world
   // rank `peer` (0: the window start).
   std::size_t previous_with(std::size_t k, int peer);
@@ -165,7 +156,6 @@ class SyncReplay {
     const std::vector<EventAnnotation>* annot = nullptr;
     const std::vector<std::int32_t>* links = nullptr;
     const std::vector<CollResult>* colls = nullptr;
-    const CallpathTree* callpaths = nullptr;
     int location = 0;
     std::vector<LateSenderFinding> late_senders;     // this epoch, analyzed location
     std::vector<LateReceiverFinding> late_receivers;
@@ -186,7 +176,6 @@ class SyncReplay {
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)
-  std::unordered_map<std::uint64_t, std::uint32_t> by_hash_;
   std::vector<double> scratch_;
   std::vector<std::uint32_t> touched_;
 };

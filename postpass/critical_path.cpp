@@ -23,11 +23,6 @@ namespace {
 using analysis::Metric;
 using analysis::kMetricCount;
 
-const Metric kWaits[] = {Metric::mpi_latesender,     Metric::mpi_latereceiver,    Metric::mpi_barrier_wait,
-                         Metric::mpi_barrier_completion, Metric::mpi_wait_nxn,   Metric::mpi_nxn_completion,
-                         Metric::mpi_latebroadcast,  Metric::mpi_earlyreduce,     Metric::mpi_earlyscan,
-                         Metric::mpi_init_completion, Metric::mpi_finalize_wait};
-
 }  // namespace
 
 void critical_path_indicators(std::vector<std::vector<double>>& incl, std::int64_t n_callpaths, MPI_Comm comm) {
@@ -40,7 +35,7 @@ void critical_path_indicators(std::vector<std::vector<double>>& incl, std::int64
   for (std::size_t l = 0; l < nloc; ++l) {
     for (std::size_t c = 0; c < ncp; ++c) {
       double t = at(l, c, Metric::time);
-      for (Metric w : kWaits) t -= at(l, c, w);
+      for (Metric w : kWaitStates) t -= at(l, c, w);
       T[l][c] = std::max(t, 0.0);
       G[c] += at(l, c, Metric::critical_path);
       sumT[c] += T[l][c];

@@ -15,6 +15,17 @@
 
 namespace onlinews::postpass {
 
+// The wait states, inclusive values, each waiting second counted once
+// (Wrong Order lies inside Late Sender): what is not processing time.
+inline constexpr analysis::Metric kWaitStates[] = {
+    analysis::Metric::mpi_latesender,      analysis::Metric::mpi_latereceiver,
+    analysis::Metric::mpi_barrier_wait,    analysis::Metric::mpi_barrier_completion,
+    analysis::Metric::mpi_wait_nxn,        analysis::Metric::mpi_nxn_completion,
+    analysis::Metric::mpi_latebroadcast,   analysis::Metric::mpi_earlyreduce,
+    analysis::Metric::mpi_earlyscan,       analysis::Metric::mpi_init_completion,
+    analysis::Metric::mpi_finalize_wait,
+};
+
 struct Unified {
   std::int64_t n_callpaths = 0;              // all ranks
   std::vector<std::int64_t> callpath_map;    // this rank: local call path -> global id

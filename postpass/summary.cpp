@@ -11,13 +11,6 @@ namespace {
 using analysis::Metric;
 using analysis::kMetricCount;
 
-const Metric kWaitStates[] = {
-    Metric::mpi_latesender,     Metric::mpi_latesender_wo,   Metric::mpi_latereceiver,
-    Metric::mpi_barrier_wait,   Metric::mpi_barrier_completion, Metric::mpi_wait_nxn,
-    Metric::mpi_nxn_completion, Metric::mpi_latebroadcast,   Metric::mpi_earlyreduce,
-    Metric::mpi_earlyscan,      Metric::mpi_init_completion, Metric::mpi_finalize_wait,
-};
-
 double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 }  // namespace
@@ -87,11 +80,13 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   os << line;
 
   std::vector<std::pair<double, Metric>> rows;
-  for (Metric m : kWaitStates) {
+  auto add_row = [&](Metric m) {
     // Below a millisecond and a thousandth of the run, a row is noise.
     const double v = metric_total(m);
     if (v >= 1e-3 || (v > 0 && v >= 1e-3 * time)) rows.emplace_back(v, m);
-  }
+  };
+  for (Metric m : kWaitStates) add_row(m);
+  add_row(Metric::mpi_latesender_wo);
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (rows.size() > static_cast<std::size_t>(in.rows)) rows.resize(static_cast<std::size_t>(in.rows));
   // Wrong Order goes right below Late Sender.

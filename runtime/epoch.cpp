@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "mpi_transport.hpp"
 #include "regions.hpp"
@@ -36,9 +37,10 @@ void dump_windows(const State& s) {
                                        "RecvRequest", "RecvComplete", "CollectiveEnd", "Probe", "Match"};
   for (const auto& w : s.windows) {
     for (const auto& e : w.events) {
-      const auto k = static_cast<int>(e.kind);
+      const auto k = static_cast<std::size_t>(e.kind);
       std::fprintf(stderr, "onlinews[%d.%d]: %.9f %-13s", s.rank, w.location,
-                   1e-9 * static_cast<double>(e.time - s.start_ns), k < 11 ? kKinds[k] : "?");
+                   1e-9 * (static_cast<double>(e.time) - static_cast<double>(s.start_ns)),
+                   k < std::size(kKinds) ? kKinds[k] : "?");
       if (e.kind == EventKind::Enter) {
         const auto* r = s.defs.region(e.region());
         std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");

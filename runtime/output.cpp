@@ -104,24 +104,28 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
   }
-  // Facts: t_begin, t_end (s since start; -1 if no events), events, dropped,
-  // cross-epoch, unmatched, skipped, analysis seconds, locations.
+  // Each rank's facts, gathered at rank 0 as doubles.
+  enum Fact : std::size_t {
+    kBegin, kEnd,  // s since start; -1 if no events
+    kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
+    kUnreceivedProbes, kClockViolations, kClockCorrected, kF
+  };
   const double rel = static_cast<double>(s.start_ns);
-  double f[14] = {facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0,
-                 facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0,
-                 static_cast<double>(facts.events),
-                 static_cast<double>(facts.dropped_events),
-                 static_cast<double>(facts.cross_epoch_messages),
-                 static_cast<double>(facts.unmatched_receives),
-                 facts.comm_analysis_skipped ? 1.0 : 0.0,
-                 analysis_seconds,
-                 static_cast<double>(nloc),
-                 facts.forward_seconds,
-                 facts.backward_seconds,
-                 static_cast<double>(facts.unreceived_probes),
-                 static_cast<double>(facts.clock_violations),
-                 static_cast<double>(facts.clock_violations_corrected)};
-  constexpr std::size_t kF = sizeof f / sizeof *f;
+  double f[kF] = {};
+  f[kBegin] = facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0;
+  f[kEnd] = facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0;
+  f[kEvents] = static_cast<double>(facts.events);
+  f[kDropped] = static_cast<double>(facts.dropped_events);
+  f[kCrossEpoch] = static_cast<double>(facts.cross_epoch_messages);
+  f[kUnmatched] = static_cast<double>(facts.unmatched_receives);
+  f[kSkipped] = facts.comm_analysis_skipped ? 1.0 : 0.0;
+  f[kAnalysis] = analysis_seconds;
+  f[kLocations] = static_cast<double>(nloc);
+  f[kForward] = facts.forward_seconds;
+  f[kBackward] = facts.backward_seconds;
+  f[kUnreceivedProbes] = static_cast<double>(facts.unreceived_probes);
+  f[kClockViolations] = static_cast<double>(facts.clock_violations);
+  f[kClockCorrected] = static_cast<double>(facts.clock_violations_corrected);
   std::vector<double> all_f(s.rank == 0 ? kF * static_cast<std::size_t>(s.size) : 0);
   PMPI_Gather(f, static_cast<int>(kF), MPI_DOUBLE, all_f.data(), static_cast<int>(kF), MPI_DOUBLE, 0, s.tool_world);
   int count = static_cast<int>(mine.size());
@@ -144,29 +148,29 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   row.index = facts.index;
   double tb = -1, te = -1;
   double forward = 0, backward = 0;
+  bool skipped = false;
   for (int r = 0; r < s.size; ++r) {
     const double* x = &all_f[kF * static_cast<std::size_t>(r)];
-    forward = std::max(forward, x[9]);
-    backward = std::max(backward, x[10]);
-    s.totals.unreceived_probes += static_cast<std::uint64_t>(x[11]);
-    s.totals.clock_violations += static_cast<std::uint64_t>(x[12]);
-    s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[13]);
-    if (x[0] >= 0) tb = tb < 0 ? x[0] : std::min(tb, x[0]);
-    te = std::max(te, x[1]);
-    row.events += static_cast<std::int64_t>(x[2]);
-    row.dropped_events += static_cast<std::int64_t>(x[3]);
-    row.cross_epoch_messages += static_cast<std::int64_t>(x[4]);
-    s.totals.unmatched += static_cast<std::uint64_t>(x[5]);
-    row.analysis_seconds = std::max(row.analysis_seconds, x[7]);
+    forward = std::max(forward, x[kForward]);
+    backward = std::max(backward, x[kBackward]);
+    s.totals.unreceived_probes += static_cast<std::uint64_t>(x[kUnreceivedProbes]);
+    s.totals.clock_violations += static_cast<std::uint64_t>(x[kClockViolations]);
+    s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[kClockCorrected]);
+    if (x[kBegin] >= 0) tb = tb < 0 ? x[kBegin] : std::min(tb, x[kBegin]);
+    te = std::max(te, x[kEnd]);
+    row.events += static_cast<std::int64_t>(x[kEvents]);
+    row.dropped_events += static_cast<std::int64_t>(x[kDropped]);
+    row.cross_epoch_messages += static_cast<std::int64_t>(x[kCrossEpoch]);
+    s.totals.unmatched += static_cast<std::uint64_t>(x[kUnmatched]);
+    row.analysis_seconds = std::max(row.analysis_seconds, x[kAnalysis]);
+    skipped = skipped || x[kSkipped] > 0;
   }
   row.t_begin = std::max(tb, 0.0);
   row.t_end = std::max(te, 0.0);
-  bool skipped = false;
-  for (int r = 0; r < s.size; ++r) skipped = skipped || all_f[kF * static_cast<std::size_t>(r) + 6] > 0;
   // Columns: (rank, thread) in order of first appearance.
   std::vector<double> matrix(s.locations.size() * analysis::kMetricCount, 0.0);
   for (int r = 0; r < s.size; ++r) {
-    const int n = static_cast<int>(all_f[kF * static_cast<std::size_t>(r) + 8]);
+    const int n = static_cast<int>(all_f[kF * static_cast<std::size_t>(r) + kLocations]);
     for (int l = 0; l < n; ++l) {
       const std::uint64_t key = (static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint32_t>(l);
       auto it = s.location_column.find(key);

@@ -52,13 +52,13 @@ void finish_output(State& s) {
   const double wall = fin_max > s.start_ns ? 1e-9 * static_cast<double>(fin_max - s.start_ns) : 0.0;
   int threads = std::max(nloc, 1), max_threads = 1;
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
-  unsigned long long unsupported = s.unsupported_calls.load() + s.comms.untracked(), all_unsupported = 0;
-  PMPI_Allreduce(&unsupported, &all_unsupported, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
-  unsigned long long polls = 0, all_polls = 0;
+  // [0] calls recorded as time only, [1] unsuccessful polls folded into visits
+  unsigned long long counts[2] = {s.unsupported_calls.load() + s.comms.untracked(), 0}, sums[2] = {0, 0};
   for (int i = 0; i < s.buffers.count(); ++i) {
-    if (const ThreadBuffer* b = s.buffers.at(i)) polls += b->coalesced_polls();
+    if (const ThreadBuffer* b = s.buffers.at(i)) counts[1] += b->coalesced_polls();
   }
-  PMPI_Allreduce(&polls, &all_polls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  PMPI_Allreduce(counts, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  const unsigned long long all_unsupported = sums[0], all_polls = sums[1];
 
   // Topology: gather every rank's coordinates.
   if (s.have_topology) {
@@ -130,10 +130,10 @@ void finish_output(State& s) {
     if (written && s.rank == 0) {
       // Mark the file complete (a killed job leaves complete = 0 and only
       // the epochs it finished).
-      io::H5Output h5;
-      if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
-    }
-    if (s.rank == 0 && written) {
+      {
+        io::H5Output h5;
+        if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
+      }
       std::vector<std::string> xm(std::begin(kXdmfMetrics), std::end(kXdmfMetrics));
       if (!io::write_xdmf(s.output_path, xm, ncols, s.totals.epochs, s.have_topology ? &s.topology : nullptr, err)) {
         log_warning(err);

@@ -148,27 +148,21 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   void end_walk(SyncContext& ctx) override {
     // Send each waiting rank the indirect share of its wait.
-    std::map<int, ByteWriter> back;
+    struct Share {
+      std::uint32_t seq;
+      std::uint32_t kind;  // SyncKind of the waiting side
+      double indirect;
+    };
+    std::map<int, std::vector<Share>> back;
     for (const SyncPoint& sp : ctx.points()) {
       if ((sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv) && sp.indirect > 0) {
-        ByteWriter& w = back[sp.peer];
-        w.put(static_cast<std::uint8_t>(sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend));
-        w.put(sp.seq);
-        w.put(sp.indirect);
+        const SyncKind waiting = sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend;
+        back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting), sp.indirect});
       }
     }
-    std::vector<Parcel> out, got;
-    for (auto& [peer, w] : back) out.push_back({peer, std::move(w.bytes)});
-    ctx.transport().exchange(out, got);
     std::map<std::tuple<int, int, std::uint32_t>, double> indirect;
-    for (const auto& p : got) {
-      ByteReader r(p.data.data(), p.data.size());
-      const std::size_t rec = sizeof(std::uint8_t) + sizeof(std::uint32_t) + sizeof(double);
-      for (std::size_t i = 0; i < p.data.size() / rec; ++i) {
-        const int kind = r.get<std::uint8_t>();
-        const auto seq = r.get<std::uint32_t>();
-        indirect[{p.peer, kind, seq}] = r.get<double>();
-      }
+    for (const auto& [peer, list] : exchange_records(ctx.transport(), back)) {
+      for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
       if ((sp.kind != SyncKind::LsRecv && sp.kind != SyncKind::LrSend) || sp.wait <= 0) continue;
