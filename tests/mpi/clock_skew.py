@@ -18,7 +18,6 @@ Expected, per case:
     their sleeps jitter by a few ms when oversubscribed).
 Without the offset correction the skewed waits would be off by seconds."""
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import validate  # noqa: E402  (the checks every result file must pass)
+from run_scenario import mpi_env, validate  # noqa: E402  (validate: the checks every result file must pass)
 
 WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",
          "mpi_latebroadcast", "mpi_finalize_wait", "critical_path", "critical_path_imbalance", "delay"]
@@ -53,9 +52,7 @@ CASES = [
 
 def run(args, work, name, exe, argv, np_, epochs, skew):
     out = work / f"{name}_{'skewed' if skew else 'plain'}.h5"
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS=epochs)
-    env.pop("ONLINEWS_TEST_CLOCK_SKEW", None)
+    env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS=epochs)
     if skew:
         env["ONLINEWS_TEST_CLOCK_SKEW"] = skew
     cmd = [args.mpiexec, "--oversubscribe", "-np", str(np_), exe] + argv

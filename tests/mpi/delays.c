@@ -20,14 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onlinews.h"
 #include "scenario.h"
-
-static void delay_work(double s) {
-  onlinews_region_begin("delay_work");
-  sleep_s(s);
-  onlinews_region_end("delay_work");
-}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -38,21 +31,21 @@ int main(int argc, char** argv) {
   for (int it = 0; it < 2; ++it) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (strcmp(mode, "chain") == 0) {
-      if (rank == 0) delay_work(0.4);
+      if (rank == 0) region_sleep("delay_work", 0.4);
       if (rank > 0) MPI_Recv(buf, 8, MPI_DOUBLE, rank - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (rank < size - 1) MPI_Send(buf, 8, MPI_DOUBLE, rank + 1, 0, MPI_COMM_WORLD);
     } else if (strcmp(mode, "barrier") == 0) {
-      delay_work(0.1 * rank);
+      region_sleep("delay_work", 0.1 * rank);
       MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(mode, "bcast") == 0) {
-      if (rank == 2) delay_work(0.3);
+      if (rank == 2) region_sleep("delay_work", 0.3);
       MPI_Bcast(buf, 8, MPI_DOUBLE, 2, MPI_COMM_WORLD);
     } else if (strcmp(mode, "reduce") == 0) {
-      if (rank == 3) delay_work(0.3);
+      if (rank == 3) region_sleep("delay_work", 0.3);
       MPI_Reduce(buf, buf + 8, 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     } else if (strcmp(mode, "receiver") == 0) {
       if (rank == 1) {
-        delay_work(0.3);
+        region_sleep("delay_work", 0.3);
         MPI_Recv(buf, n, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       } else if (rank == 0) {
         MPI_Send(buf, n, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);

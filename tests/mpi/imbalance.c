@@ -23,14 +23,7 @@
  */
 #include <string.h>
 
-#include "onlinews.h"
 #include "scenario.h"
-
-static void region_sleep(const char* name, double s) {
-  onlinews_region_begin(name);
-  sleep_s(s);
-  onlinews_region_end(name);
-}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -4,7 +4,6 @@ of work() is ~25 % of the average workload in the static, dynamic and mixed
 scenarios (and ~0 when balanced), while the profile's max - avg finds it only
 in the static one (about 10.7 % in the mixed one).  Prints both numbers."""
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python"))
 import onlinews_h5  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_scenario import mpi_env, validate  # noqa: E402
 
 EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
     "balanced": (0.0, 0.0), "static": (25.0, 25.0), "dynamic": (25.0, 0.0), "mixed": (25.0, 10.7)}
@@ -31,8 +33,7 @@ def main():
     print(f"{'scenario':10s} {'wall [s]':>9s} {'avg work [s]':>13s} {'CP imbalance':>13s} {'profile max-avg':>16s}")
     for scenario, (want_cp, want_prof) in EXPECT.items():
         out = work / f"{scenario}.h5"
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   ONLINEWS_OUTPUT=str(out), ONLINEWS_VERBOSE="0")
+        env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_VERBOSE="0")
         p = subprocess.run([args.mpiexec, "--oversubscribe", "-np", "8", args.exe, scenario], env=env, cwd=work,
                            capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
@@ -40,6 +41,7 @@ def main():
             failures.append(f"{scenario}: exit code {p.returncode}")
             continue
         r = onlinews_h5.Result(str(out))
+        failures += [f"{scenario}: {p}" for p in validate(r)]
         per_rank = r.per_rank("time", region="work")
         avg = per_rank.mean()
         cp_imb = 100 * r.value("critical_path_imbalance", region="work") / avg

@@ -3,7 +3,8 @@
  * of epochs -- and with inf -- one epoch -- and compares the totals).
  * 4 ranks, 20 iterations of:
  *   a chain 0 -> 1 -> 2 -> 3 (rank 0 sleeps 120 ms first, each relay 30 ms):
- *     Late Sender 120, 150, 180 ms on ranks 1, 2, 3;
+ *     Late Sender of up to 120, 150, 180 ms on ranks 1, 2, 3 (less where a
+ *     rank comes late from the previous iteration's exchange);
  *   rank r sleeps 15 r ms, then MPI_Allreduce: N x N waits;
  *   every 5th iteration the root (iteration mod 4) sleeps 60 ms before an
  *     MPI_Bcast: Late Broadcast on the others;

@@ -1,8 +1,19 @@
 #!/usr/bin/python3
 """Runs one MPI scenario program under mpirun with onlinews and checks its HDF5
-output against the expectations in <name>.expect (see README in this folder).
+output against the expectations in <name>.expect, one directive per line
+(# starts a comment):
 
-Needs Debian's h5py: run with /usr/bin/python3.
+  np N | args A... | env K=V... | exit CODE | timeout S | output NAME|none | pre-create FILE
+  stderr REGEX | no-stderr REGEX | stderr-count N TEXT | unchanged FILE
+  expect METRIC [rank=R[,R]] [region=NAME] [under=NAME] [excl] VALUE TOLERANCE
+  atleast / atmost METRIC [selectors] VALUE
+  ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
+  attr NAME ==|>=|<=|>|< VALUE
+  absent REGION                                                  (no call path has it)
+
+A region= or under= that names no call path fails the check (it would read
+as 0).  Every result file also passes validate().  Needs Debian's h5py: run
+with /usr/bin/python3.
 """
 import argparse
 import math
@@ -17,6 +28,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "tools" / "python"))
 import onlinews_h5  # noqa: E402
+
+
+def mpi_env(**extra):
+    """Environment for a run under mpirun: root and oversubscription allowed,
+    the caller's own ONLINEWS_* settings removed (a developer's
+    ONLINEWS_ANALYSES must not change what a test sees), then `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONLINEWS_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.update(extra)
+    return env
 
 
 def parse_expect(path):
@@ -52,10 +73,12 @@ def parse_expect(path):
             spec["output"] = rest[0]
         elif key == "pre-create":
             spec["pre_create"].append(rest[0])
-        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast"):
+        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast", "absent"):
             spec["checks"].append((no, key, rest))
         else:
             sys.exit(f"{path}:{no}: unknown directive '{key}'")
+    if spec["output"] == "none" and spec["checks"]:
+        sys.exit(f"{path}: 'output none' leaves nothing for its expect/attr lines to check")
     return spec
 
 
@@ -70,6 +93,9 @@ def metric_query(result, rest):
             excl = True
         else:
             nums.append(float(w))
+    for k in ("region", "under"):  # a renamed or lost region must not read as zero
+        if k in kw and not result.callpaths_of_region(kw[k]):
+            raise LookupError(f"{k}={kw[k]}: no call path has this region")
     ranks = [int(x) for x in kw["rank"].split(",")] if "rank" in kw else [None]
     value = sum(result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"))
                 for rank in ranks)
@@ -154,9 +180,7 @@ def main():
     work.mkdir(parents=True)
     for f in spec["pre_create"]:
         (work / f).write_text("existing file that must not be overwritten\n")
-    env = dict(os.environ)
-    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMPI_MCA_rmaps_base_oversubscribe": "1", "ONLINEWS_OUTPUT": str(work / f"{args.name}.h5")})
+    env = mpi_env(ONLINEWS_OUTPUT=str(work / f"{args.name}.h5"))
     for k, v in spec["env"].items():
         env[k] = v.replace("@WORKDIR@", str(work))
     cmd = [args.mpiexec, "--oversubscribe", "-np", str(spec["np"]), args.exe] + spec["args"]
@@ -199,35 +223,10 @@ def main():
             result = onlinews_h5.Result(str(path))
             failures += validate(result)
             for no, key, rest in checks:
-                if key == "attr":
-                    name, op, want = rest
-                    got = result.attrs.get(name)
-                    try:
-                        gotv, wantv = float(got), float(want)
-                    except (TypeError, ValueError):
-                        gotv, wantv = str(got), want
-                    ok = {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
-                          "<": gotv < wantv}[op]
-                    line = f"attr {name} = {got} (want {op} {want})"
-                elif key == "ratio-atleast":
-                    cut = rest.index("/")
-                    num, wn, _ = metric_query(result, rest[:cut])
-                    den, wd, nums = metric_query(result, rest[cut + 1:])
-                    ratio = num / den if den > 0 else float("inf")
-                    ok = ratio >= nums[0]
-                    line = f"{wn} / {wd}: {num:.4f} / {den:.4f} = {ratio:.3f} (want >= {nums[0]})"
-                else:
-                    value, where, nums = metric_query(result, rest)
-                    if key == "expect":
-                        want, tol = nums
-                        ok = abs(value - want) <= tol
-                        line = f"{where}: {value:.4f} (want {want} +- {tol})"
-                    elif key == "atleast":
-                        ok = value >= nums[0]
-                        line = f"{where}: {value:.4f} (want >= {nums[0]})"
-                    else:
-                        ok = value <= nums[0]
-                        line = f"{where}: {value:.4f} (want <= {nums[0]})"
+                try:
+                    ok, line = check(result, key, rest)
+                except LookupError as e:
+                    ok, line = False, str(e)
                 print(("  ok   " if ok else "  FAIL ") + line)
                 if not ok:
                     failures.append(f"line {no}: {line}")
@@ -236,6 +235,37 @@ def main():
     print("PASS" if not failures else f"{len(failures)} failure(s)")
     return 0 if not failures else 1
 
+
+def check(result, key, rest):
+    """One expect/atleast/atmost/attr/ratio-atleast line -> (ok, description)."""
+    if key == "attr":
+        name, op, want = rest
+        got = result.attrs.get(name)
+        try:
+            gotv, wantv = float(got), float(want)
+        except (TypeError, ValueError):
+            gotv, wantv = str(got), want
+        ok = {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
+              "<": gotv < wantv}[op]
+        return ok, f"attr {name} = {got} (want {op} {want})"
+    if key == "absent":  # a region that must not appear in any call path
+        found = result.callpaths_of_region(rest[0])
+        return not found, f"region {rest[0]}: {len(found)} call paths (want none)"
+    if key == "ratio-atleast":
+        cut = rest.index("/")
+        num, wn, _ = metric_query(result, rest[:cut])
+        den, wd, nums = metric_query(result, rest[cut + 1:])
+        # 0 / 0 says nothing: the numerator must be there (x / 0 is infinite).
+        ratio = num / den if den > 0 else float("inf")
+        ok = num > 0 and ratio >= nums[0]
+        return ok, f"{wn} / {wd}: {num:.4f} / {den:.4f} = {ratio:.3f} (want >= {nums[0]})"
+    value, where, nums = metric_query(result, rest)
+    if key == "expect":
+        want, tol = nums
+        return abs(value - want) <= tol, f"{where}: {value:.4f} (want {want} +- {tol})"
+    if key == "atleast":
+        return value >= nums[0], f"{where}: {value:.4f} (want >= {nums[0]})"
+    return value <= nums[0], f"{where}: {value:.4f} (want <= {nums[0]})"
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,9 +1,10 @@
 /* Helpers for the MPI scenario programs: exact sleeps (waits are then exact
- * even with more ranks than cores) and a common start line. */
+ * even with more ranks than cores), a sleep inside a user region, ranks. */
 #ifndef ONLINEWS_SCENARIO_H
 #define ONLINEWS_SCENARIO_H
 #include <errno.h>
 #include <mpi.h>
+#include <onlinews.h>
 #include <time.h>
 
 static inline void sleep_s(double s) {
@@ -12,6 +13,13 @@ static inline void sleep_s(double s) {
   ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+/* Sleeps `s` seconds inside user region `name`. */
+static inline void region_sleep(const char* name, double s) {
+  onlinews_region_begin(name);
+  sleep_s(s);
+  onlinews_region_end(name);
 }
 
 static inline int world_rank(void) {

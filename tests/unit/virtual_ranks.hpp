@@ -124,10 +124,11 @@ class VRank {
   analysis::Definitions defs;
   std::vector<Event> events;
   std::vector<std::size_t> cuts;
+  std::uint64_t dropped = 0;  // events "lost" in the first window
 };
 
 // Inclusive value of `m` summed over all call paths whose region is `region`
-// (kNoRegion: all call paths), location 0.
+// (kAnyRegion: all call paths), location 0.
 constexpr std::uint32_t kAnyRegion = 0xffffffffu;
 inline double value(const analysis::Analyzer& a, Metric m, std::uint32_t region = kAnyRegion) {
   double v = 0;
@@ -163,6 +164,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
       w[0].location = 0;
       w[0].events.assign(vr.events.begin() + static_cast<std::ptrdiff_t>(begin),
                          vr.events.begin() + static_cast<std::ptrdiff_t>(end));
+      w[0].dropped = begin == 0 ? vr.dropped : 0;
       out[static_cast<std::size_t>(r)].facts.push_back(a->run_epoch(w, t));
       begin = end;
     }

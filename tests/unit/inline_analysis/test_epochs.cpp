@@ -92,16 +92,8 @@ TEST_CASE("lost events: the epoch is analyzed for time only", "[epochs]") {
   r[0].send(2.0, 2.1, 1);
   r[1].recv(1.0, 2.2, 0);
   for (auto& v : r) v.leave(3.0);
-  std::vector<RankResult> res(2);
-  analysis::LocalWorld world(2);
-  world.run([&](int rank, analysis::Transport& t) {
-    auto a = std::make_unique<analysis::Analyzer>(r[rank].defs, analysis::AnalysisOptions{});
-    std::vector<analysis::LocationWindow> w(1);
-    w[0].events = r[rank].events;
-    w[0].dropped = rank == 0 ? 5 : 0;  // rank 0 lost events
-    res[rank].facts.push_back(a->run_epoch(w, t));
-    res[rank].analyzer = std::move(a);
-  });
+  r[0].dropped = 5;  // rank 0 lost events
+  auto res = replay(r);
   CHECK(res[1].facts[0].comm_analysis_skipped);
   CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
   CHECK(res[1].get(Metric::mpi) == Approx(1.2));

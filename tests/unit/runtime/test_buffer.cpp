@@ -20,7 +20,7 @@ TEST_CASE("events come out in order", "[buffer]") {
 TEST_CASE("a full buffer drops events but keeps regions balanced", "[buffer]") {
   const std::size_t cap = kLeaveReserve + 100;
   ThreadBuffer b(cap, 0);
-  // 50 nested Enters fit; then Enters are refused (the reserve is for Leaves).
+  // 100 nested Enters fit; then Enters are refused (the reserve is for Leaves).
   int recorded_enters = 0;
   for (int i = 0; i < 200; ++i) b.push(Event::enter(1, 1));
   std::vector<Event> out;
