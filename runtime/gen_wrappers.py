@@ -151,7 +151,7 @@ def gen_regions_cpp(funcs):
 def gen_wrapper(f):
     decl = ", ".join(p.decl() for p in f.params) or "void"
     args = ", ".join(p.name for p in f.params)
-    body = [f"extern \"C\" ONLINEWS_WRAPPER int {f.name}({decl}) {{\n"]
+    body = [f"extern \"C\" ONLINEWS_API int {f.name}({decl}) {{\n"]
     if f.hook not in ("init", "finalize"):
         body.append(f"  if (!::onlinews::rt::recording()) return P{f.name}({args});\n")
     body.append(f"  ::onlinews::rt::Call c(::onlinews::rt::kRegion_{f.name});\n")
@@ -180,10 +180,10 @@ def gen_wrapper(f):
 def gen_wrappers_cpp(funcs):
     out = [HEADER, "// C wrappers of the MPI functions; each forwards to its PMPI twin and\n",
            "// reports the call to the hand-written hooks (runtime/hooks.hpp).\n",
-           '#include "hooks.hpp"\n\n',
-           "// The library is built with hidden visibility; only the MPI entry points\n",
-           "// and the public API are exported.\n",
-           '#define ONLINEWS_WRAPPER __attribute__((visibility("default")))\n\n']
+           '#include "hooks.hpp"\n',
+           "// The library is built with hidden visibility; the MPI entry points are\n",
+           "// exported like the public API (ONLINEWS_API).\n",
+           '#include "onlinews.h"\n\n']
     out += [gen_wrapper(f) for f in funcs]
     return "".join(out)
 
