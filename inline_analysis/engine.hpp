@@ -2,6 +2,7 @@
 #pragma once
 #include <deque>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -132,6 +133,8 @@ struct Analyzer::Impl {
   void walk(Phase ph, std::vector<LocationWindow>& windows);
   // matching.cpp
   void collect_messages(const LocationWindow& w);
+  // Removes and returns the probe waiting for this message, if any.
+  std::optional<PendingProbe> take_probe(const ProbeKey& key);
   void exchange_and_match(const LocationWindow& w, Transport& t);
   void exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp

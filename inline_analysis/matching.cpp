@@ -12,6 +12,14 @@
 
 namespace onlinews::analysis {
 
+std::optional<PendingProbe> Analyzer::Impl::take_probe(const ProbeKey& key) {
+  auto it = pending_probes.find(key);
+  if (it == pending_probes.end()) return std::nullopt;
+  const PendingProbe p = it->second;
+  pending_probes.erase(it);
+  return p;
+}
+
 void Analyzer::Impl::collect_messages(const LocationWindow& w) {
   LocationState& st = loc(w.location);
   const int me = defs.world_rank;
@@ -77,11 +85,9 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         if (c == nullptr || !c->usable) break;
         std::uint64_t seq = 0;
         const int src = c->world_rank_of(e.peer);
-        auto p = pending_probes.find({c->gid, src, e.tag, current_match});
-        if (p != pending_probes.end()) {
-          probed.emplace_back(i, p->second.event);
-          seq = current_match != 0 ? p->second.post_seq : next_post_seq++;
-          pending_probes.erase(p);
+        if (auto p = take_probe({c->gid, src, e.tag, current_match})) {
+          probed.emplace_back(i, p->event);
+          seq = current_match != 0 ? p->post_seq : next_post_seq++;
         } else {
           seq = next_post_seq++;
         }
@@ -100,11 +106,10 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         o.comm_gid = c->gid;
         o.src = src;
         o.tag = e.tag;
-        auto p = current_match != 0 ? pending_probes.find({c->gid, src, e.tag, current_match}) : pending_probes.end();
-        if (p != pending_probes.end()) {  // MPI_Imrecv of a matched probe
-          o.post_seq = p->second.post_seq;
-          o.probe_event = p->second.event;
-          pending_probes.erase(p);
+        const auto p = current_match != 0 ? take_probe({c->gid, src, e.tag, current_match}) : std::nullopt;
+        if (p) {  // MPI_Imrecv of a matched probe
+          o.post_seq = p->post_seq;
+          o.probe_event = p->event;
         } else {
           o.post_seq = next_post_seq++;
         }
@@ -123,12 +128,8 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         if ((e.flags & evflag::kCancelled) != 0 || c == nullptr || !c->usable) break;
         if (o.probe_event != kNoEvent && o.post_epoch == epoch) {
           probed.emplace_back(i, o.probe_event);
-        } else {  // a regular probe, then MPI_Irecv of its message
-          auto p = pending_probes.find({c->gid, c->world_rank_of(e.peer), e.tag, 0});
-          if (p != pending_probes.end()) {
-            probed.emplace_back(i, p->second.event);
-            pending_probes.erase(p);
-          }
+        } else if (auto p = take_probe({c->gid, c->world_rank_of(e.peer), e.tag, 0})) {
+          probed.emplace_back(i, p->event);  // a regular probe, then MPI_Irecv of its message
         }
         completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave,
                              o.post_epoch == epoch ? o.post_event : kNoEvent});
