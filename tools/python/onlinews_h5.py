@@ -38,6 +38,16 @@ class Result:
         self.loc_rank = np.array([int(x) for x in loc["rank"]])
         self.loc_thread = np.array([int(x) for x in loc["thread"]])
         self.ranks = int(self.attrs.get("ranks", self.loc_rank.max() + 1 if len(self.loc_rank) else 0))
+        self._inclusive = {}
+
+    def close(self):
+        self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     # --- metric tree -----------------------------------------------------
     def descendants(self, metric):
@@ -54,8 +64,11 @@ class Result:
         return self.f["profile/" + metric][:]
 
     def inclusive(self, metric):
-        """[callpaths, locations]: the metric including all its sub-metrics."""
-        return sum(self.exclusive(m) for m in self.descendants(metric))
+        """[callpaths, locations]: the metric including all its sub-metrics
+        (read once per metric and kept)."""
+        if metric not in self._inclusive:
+            self._inclusive[metric] = sum(self.exclusive(m) for m in self.descendants(metric))
+        return self._inclusive[metric].copy()  # callers may modify theirs
 
     # --- call paths ------------------------------------------------------
     def callpath_name(self, cp):
@@ -96,7 +109,12 @@ class Result:
         return float(a[:, cols].sum())
 
     def per_rank(self, metric, region=None, exclusive=False):
-        return np.array([self.value(metric, r, region, exclusive) for r in range(self.ranks)])
+        """numpy array over ranks of value(metric, rank, region)."""
+        a = self.exclusive(metric) if exclusive else self.inclusive(metric)
+        if region is not None:
+            a = a[sorted(self.callpaths_of_region(region)), :]
+        by_location = a.sum(axis=0)
+        return np.array([float(by_location[self.loc_rank == r].sum()) for r in range(self.ranks)])
 
     def epoch_totals(self, metric):
         """[epochs] sum over locations of the metric including sub-metrics."""
