@@ -23,7 +23,7 @@ namespace onlinews::rt {
 
 void set_state(State* s);
 void mark_mpi_thread();
-std::string read_eager_limits(analysis::Definitions& defs);
+std::string read_eager_limits(analysis::Definitions& defs, int thread_level);
 
 namespace {
 
@@ -136,7 +136,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   s.comms.init(s.rank, s.size);
   host_map(s);
   // MPI_T start-up costs ~0.2 s in Open MPI: only pay it when asked to.
-  std::string eager = s.cfg.eager_limit == "auto" ? read_eager_limits(s.defs) : "ONLINEWS_EAGER_LIMIT";
+  std::string eager = s.cfg.eager_limit == "auto" ? read_eager_limits(s.defs, s.thread_level) : "ONLINEWS_EAGER_LIMIT";
   if (s.cfg.eager_limit != "auto") {
     std::uint64_t limit = 0;
     if (parse_size_text(s.cfg.eager_limit, limit)) {
@@ -144,7 +144,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     } else {
       s.warnings.push_back("ONLINEWS_EAGER_LIMIT='" + s.cfg.eager_limit +
                            "' is not valid (expected auto or a size such as 4096 or 64K); using auto");
-      eager = read_eager_limits(s.defs);
+      eager = read_eager_limits(s.defs, s.thread_level);
     }
   }
   s.clock_sync.init(s.tool_world, s.rank, s.defs.host_of_rank, g_init_ns, s.cfg.test_clock_skew);

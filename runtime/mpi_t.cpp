@@ -50,9 +50,15 @@ bool read_cvar(int index, MPI_Datatype type, std::uint64_t& out) {
 
 // Fills the eager limits of `defs` from MPI_T; keeps the defaults for what
 // the library does not expose.  Returns a description for the log.
-std::string read_eager_limits(analysis::Definitions& defs) {
+//
+// `thread_level` must be the level MPI_Init_thread provided: Open MPI's
+// MPI_T_init_thread re-applies the level it is given to the whole library,
+// so asking for MPI_THREAD_SINGLE in a MPI_THREAD_MULTIPLE program turns
+// off Open MPI's locking and lets concurrent threads receive each other's
+// messages (a hang or a corrupted status).
+std::string read_eager_limits(analysis::Definitions& defs, int thread_level) {
   int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "defaults (MPI_T unavailable)";
+  if (MPI_T_init_thread(thread_level, &provided) != MPI_SUCCESS) return "defaults (MPI_T unavailable)";
   int n = 0;
   MPI_T_cvar_get_num(&n);
   int local_rank = 99, remote_rank = 99;
