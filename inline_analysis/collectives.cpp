@@ -31,31 +31,50 @@ void combine(ScanRecord& a, const ScanRecord& b) {
   if (b.max_enter > a.max_enter || (b.max_enter == a.max_enter && b.rank < a.rank)) a = b;
 }
 
-void Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
-  LocationState& st = loc(w.location);
-  const int me = defs.world_rank;
+void Analyzer::Impl::agree_comms(Transport& t) {
+  coll_agreed.clear();
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
   for (std::size_t id = 0; id < defs.comms.size(); ++id) {
     const CommDef& c = defs.comms[id];
-    if (c.usable && c.size > 1 && c.my_rank >= 0) order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
+    if (!c.usable || c.my_rank < 0) continue;
+    if (c.size > 1) {
+      order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
+    } else if (c.mixed_p2p) {
+      mixed_p2p.insert(c.gid);  // nobody else to agree with
+    }
   }
   std::sort(order.begin(), order.end());
   for (const auto& [gid, id] : order) {
     const CommDef& c = defs.comms[id];
     auto found = coll_events.find(id);
     const std::size_t n = found == coll_events.end() ? 0 : found->second.size();
-    // Agree on the instance count first; a mismatch (only possible after lost
-    // events or an unsupported use) skips this communicator.
+    // Counts differ only after lost events or an unsupported use: then this
+    // communicator's instances are skipped.
     CollRecord head{};
-    head.max_enter = static_cast<std::int64_t>(n);
-    head.max_enter_rank = 0;
-    head.min_enter = static_cast<std::int64_t>(n);
-    head.min_leave = head.root_enter = head.max_sender_enter = head.root_bytes = 0;
-    head.max_sender_rank = 0;
+    head.max_enter = head.min_enter = static_cast<std::int64_t>(n);
+    head.root_bytes = c.mixed_p2p || mixed_p2p.count(gid) != 0 ? 1 : 0;
+    head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
+    head.max_enter_rank = head.max_sender_rank = 0;
+    head.min_leave = head.max_sender_enter = 0;
     t.allreduce(c, &head, 1);
-    if (head.max_enter != head.min_enter || n == 0) continue;
+    if (head.root_bytes > 0) mixed_p2p.insert(gid);
+    if (head.root_enter > 0) mixed_collective.insert(gid);
+    coll_agreed[id] = head.max_enter == head.min_enter && head.root_enter == 0 ? n : 0;
+  }
+}
 
-    const auto& evs = found->second;
+void Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
+  LocationState& st = loc(w.location);
+  const int me = defs.world_rank;
+  std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
+  for (const auto& [id, n] : coll_agreed) {
+    if (n > 0) order.emplace_back(defs.comms[id].gid, id);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [gid, id] : order) {
+    const CommDef& c = defs.comms[id];
+    const auto& evs = coll_events[id];
+    const std::size_t n = evs.size();
     std::vector<CollRecord> recs(n);
     std::vector<ScanRecord> scans(n);
     bool any_scan = false;

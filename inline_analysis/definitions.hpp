@@ -58,6 +58,9 @@ struct CommDef {
   int my_rank = -1;               // this process's rank in the communicator
   std::vector<int> world_ranks;   // member i's rank in MPI_COMM_WORLD
   bool usable = true;             // false: intercommunicator or unknown (time only)
+  // Used by a thread whose calls are not analyzed (runtime/comms.hpp), for
+  // point-to-point calls / collectives: those are not matched.
+  bool mixed_p2p = false, mixed_collective = false;
   int world_rank_of(int r) const {
     return (r >= 0 && r < static_cast<int>(world_ranks.size())) ? world_ranks[r] : -1;
   }

@@ -3,6 +3,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -99,6 +100,10 @@ struct Analyzer::Impl {
   std::unordered_map<std::uint32_t, OpenRecv> open_recvs;
   std::unordered_map<std::uint32_t, OpenSend> open_sends;
   std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
+  // Communicators some member used from a thread that is not analyzed, for
+  // point-to-point calls / for collectives (agreed by all members, never
+  // forgotten): their messages / instances are left out of the matching.
+  std::set<std::uint64_t> mixed_p2p, mixed_collective;
   std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
   std::uint32_t current_match = 0;                    // message id of the Match just seen
   std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
@@ -112,6 +117,7 @@ struct Analyzer::Impl {
   std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
+  std::map<std::uint16_t, std::size_t> coll_agreed;  // comm id -> instances every member has (0: skip)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;
   std::vector<CollResult> colls;
@@ -138,6 +144,10 @@ struct Analyzer::Impl {
   void exchange_and_match(const LocationWindow& w, Transport& t);
   void exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp
+  // Per communicator, with its members: the instance count of this window
+  // and whether it is mixed.
+  void agree_comms(Transport& t);
+  bool is_mixed(std::uint64_t gid) const { return mixed_p2p.count(gid) != 0; }
   // clock_condition.cpp
   void correct_clocks(LocationWindow& w, Transport& t);
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);

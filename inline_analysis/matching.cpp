@@ -145,8 +145,20 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
 }
 
 void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
-  for (const auto& [src, list] : exchange_records(t, outgoing)) {
+  // Messages on mixed communicators are left out on both sides (the set is
+  // agreed, so sender and receiver skip the same ones).
+  std::map<int, std::vector<SendRecord>> out;
+  for (const auto& [dest, list] : outgoing) {
+    auto& o = out[dest];
+    for (const auto& r : list) {
+      if (!is_mixed(r.comm_gid)) o.push_back(r);
+    }
+  }
+  for (const auto& [src, list] : exchange_records(t, out)) {
     for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
+  }
+  for (auto it = pending.begin(); it != pending.end();) {
+    it = is_mixed(it->first.gid) ? pending.erase(it) : std::next(it);
   }
   if (facts.comm_analysis_skipped) {
     // Alignment is lost: start afresh after this window (documented).
@@ -162,6 +174,7 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
             [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; });
   LocationState& st = loc(w.location);
   for (const CompletedRecv& cr : completed) {
+    if (is_mixed(cr.comm_gid)) continue;
     auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
     // A receive request that was posted earlier, is still open and names
     // exactly this envelope will take the oldest message first (MPI's

@@ -201,6 +201,7 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
     double lost = mpi->dropped > 0 ? 1.0 : 0.0;
     transport.allreduce_max(&lost, 1);
     m.facts.comm_analysis_skipped = lost > 0;
+    m.agree_comms(transport);
     m.exchange_and_match(*mpi, transport);
     if (!m.facts.comm_analysis_skipped) {
       m.correct_clocks(*mpi, transport);

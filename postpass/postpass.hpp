@@ -46,7 +46,10 @@ struct SummaryInput {
   std::string output_path;   // empty if no file was written
   int ranks = 1, max_threads = 1, epochs = 0;
   double wall_seconds = 0, analysis_seconds = 0;
-  std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0, unsupported_calls = 0;
+  std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0;
+  std::uint64_t untracked_calls = 0;      // on communicators the tool does not track (time only)
+  std::uint64_t other_thread_calls = 0;   // of threads other than the MPI thread (time only)
+  std::uint64_t mixed_communicators = 0;  // used by such threads: their messages are not analyzed
   std::uint64_t unreceived_probes = 0;
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement

@@ -151,11 +151,23 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                   in.skipped_epochs == 1 ? "" : "s");
     os << line;
   }
-  if (in.unsupported_calls > 0 || in.unmatched_receives > 0) {
+  if (in.other_thread_calls > 0) {
     std::snprintf(line, sizeof line,
-                  "onlinews: %llu MPI calls recorded as time only (untracked communicator or thread), %llu receives "
-                  "without a matching send\n",
-                  static_cast<unsigned long long>(in.unsupported_calls),
+                  "onlinews: %llu MPI calls of threads other than the one that initialized MPI were recorded as "
+                  "time only; their kind of traffic (messages or collectives) on the %llu communicator%s they used was not analyzed\n",
+                  static_cast<unsigned long long>(in.other_thread_calls),
+                  static_cast<unsigned long long>(in.mixed_communicators), in.mixed_communicators == 1 ? "" : "s");
+    os << line;
+  }
+  if (in.untracked_calls > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators) were "
+                  "recorded as time only\n",
+                  static_cast<unsigned long long>(in.untracked_calls));
+    os << line;
+  }
+  if (in.unmatched_receives > 0) {
+    std::snprintf(line, sizeof line, "onlinews: %llu receives without a matching send\n",
                   static_cast<unsigned long long>(in.unmatched_receives));
     os << line;
   }

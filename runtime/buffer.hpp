@@ -45,6 +45,12 @@ class ThreadBuffer {
     coalesced_.store(coalesced_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::uint64_t coalesced_polls() const { return coalesced_.load(std::memory_order_relaxed); }
+  // MPI calls of this thread recorded as time only (a thread whose MPI
+  // calls are not analyzed).  Owner writes; anyone reads.
+  void count_time_only_call() {
+    time_only_calls_.store(time_only_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::uint64_t time_only_calls() const { return time_only_calls_.load(std::memory_order_relaxed); }
   // A successful poll after unsuccessful ones continues their open visit:
   // its events and Leave close it.
   void resume_poll() { deferred_leave_ = 0; }
@@ -94,6 +100,7 @@ class ThreadBuffer {
   std::uint64_t deferred_leave_ = 0;    // producer-only: pending Leave of a poll (0: none)
   std::uint32_t deferred_region_ = 0;
   std::atomic<std::uint64_t> coalesced_{0};  // polls folded into an earlier one (owner writes)
+  std::atomic<std::uint64_t> time_only_calls_{0};  // owner writes
   std::atomic<std::uint64_t> dropped_{0};
 };
 

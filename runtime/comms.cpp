@@ -2,22 +2,30 @@
 
 #include <numeric>
 
+#include "shared_guard.hpp"
+
 namespace onlinews::rt {
 
 constexpr std::uint64_t kWorldGid = 1;
 constexpr std::uint64_t kSelfGid = 2;
-constexpr std::size_t kMaxComms = 65535;  // ids are 16-bit in events
+
+CommRegistry::CommRegistry(analysis::Definitions& defs)
+    : defs_(defs), mixed_(new std::atomic<std::uint8_t>[kMaxIds]) {
+  for (int i = 0; i < kMaxIds; ++i) mixed_[i].store(0, std::memory_order_relaxed);
+}
 
 int CommRegistry::allocate() {
+  int id = kUnknownComm;
   if (!free_ids_.empty()) {
-    const int id = free_ids_.back();
+    id = free_ids_.back();
     free_ids_.pop_back();
-    return id;
+  } else if (recs_.size() < static_cast<std::size_t>(kMaxIds)) {
+    recs_.emplace_back();
+    defs_.comms.emplace_back();
+    id = static_cast<int>(recs_.size() - 1);
   }
-  if (recs_.size() >= kMaxComms) return kUnknownComm;
-  recs_.emplace_back();
-  defs_.comms.emplace_back();
-  return static_cast<int>(recs_.size() - 1);
+  if (id != kUnknownComm) mixed_[id].store(0, std::memory_order_relaxed);
+  return id;
 }
 
 void CommRegistry::init(int world_rank, int world_size) {
@@ -49,38 +57,47 @@ int CommRegistry::add(MPI_Comm c) {
   if (c == MPI_COMM_NULL) return kUnknownComm;
   int inter = 0;
   PMPI_Comm_test_inter(c, &inter);
-  const int id = allocate();
-  if (id == kUnknownComm || inter != 0) {
-    // Intercommunicators (and a full table) are recorded as time only.
-    if (id != kUnknownComm) free_ids_.push_back(id);
+  if (inter != 0) {  // intercommunicators are recorded as time only
+    SharedGuard guard;
     ++untracked_;
     return kUnknownComm;
   }
+  // The MPI calls first (collective over c's members), the tables after,
+  // under the guard.
   int size = 0, rank = 0;
   PMPI_Comm_size(c, &size);
   PMPI_Comm_rank(c, &rank);
-  CommRecord& r = recs_[id];
-  r = CommRecord{};
-  r.app = c;
-  r.in_use = true;
-  r.spans_world = size == world_size_;
-  PMPI_Comm_dup(c, &r.tool);
-  analysis::CommDef& d = defs_.comms[id];
-  d = analysis::CommDef{};
-  d.size = size;
-  d.my_rank = rank;
-  d.world_ranks.resize(static_cast<std::size_t>(size));
-  std::vector<int> local(static_cast<std::size_t>(size));
+  MPI_Comm tool = MPI_COMM_NULL;
+  PMPI_Comm_dup(c, &tool);
+  std::vector<int> world_ranks(static_cast<std::size_t>(size)), local(static_cast<std::size_t>(size));
   std::iota(local.begin(), local.end(), 0);
   MPI_Group g;
   PMPI_Comm_group(c, &g);
-  PMPI_Group_translate_ranks(g, size, local.data(), world_group_, d.world_ranks.data());
+  PMPI_Group_translate_ranks(g, size, local.data(), world_group_, world_ranks.data());
   PMPI_Group_free(&g);
   // A global id every member agrees on: the leader's world rank and its own
   // creation count (unique without any global counter).
   std::uint64_t gid = 0;
   if (rank == 0) gid = (static_cast<std::uint64_t>(world_rank_ + 1) << 32) | ++created_;
-  PMPI_Bcast(&gid, 1, MPI_UINT64_T, 0, r.tool);
+  PMPI_Bcast(&gid, 1, MPI_UINT64_T, 0, tool);
+
+  SharedGuard guard;
+  const int id = allocate();
+  if (id == kUnknownComm) {  // table full (65535 live communicators): time only
+    ++untracked_;
+    return kUnknownComm;  // the duplicate is kept: freeing it is collective
+  }
+  CommRecord& r = recs_[id];
+  r = CommRecord{};
+  r.app = c;
+  r.in_use = true;
+  r.spans_world = size == world_size_;
+  r.tool = tool;
+  analysis::CommDef& d = defs_.comms[id];
+  d = analysis::CommDef{};
+  d.size = size;
+  d.my_rank = rank;
+  d.world_ranks = std::move(world_ranks);
   d.gid = gid;
   d.usable = true;
   by_handle_[key(c)] = id;
@@ -98,16 +115,21 @@ void CommRegistry::mark_freed(MPI_Comm c) {
 }
 
 void CommRegistry::retire_freed() {
-  for (std::size_t id = 0; id < recs_.size(); ++id) {
-    CommRecord& r = recs_[id];
-    if (!r.in_use || !r.freed || r.open_requests > 0) continue;
-    if (r.tool != MPI_COMM_NULL) PMPI_Comm_free(&r.tool);
-    by_gid_.erase(defs_.comms[id].gid);
-    defs_.comms[id].usable = false;
-    defs_.comms[id].my_rank = -1;
-    r = CommRecord{};
-    free_ids_.push_back(static_cast<int>(id));
+  std::vector<MPI_Comm> release;
+  {
+    SharedGuard guard;
+    for (std::size_t id = 0; id < recs_.size(); ++id) {
+      CommRecord& r = recs_[id];
+      if (!r.in_use || !r.freed || r.open_requests > 0) continue;
+      if (r.tool != MPI_COMM_NULL) release.push_back(r.tool);
+      by_gid_.erase(defs_.comms[id].gid);
+      defs_.comms[id].usable = false;
+      defs_.comms[id].my_rank = -1;
+      r = CommRecord{};
+      free_ids_.push_back(static_cast<int>(id));
+    }
   }
+  for (MPI_Comm& c : release) PMPI_Comm_free(&c);
 }
 
 void CommRegistry::release_all() {

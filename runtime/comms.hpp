@@ -2,10 +2,18 @@
 // each (used by the collective analysis and the cut decisions) and the
 // definitions the analysis needs.  A communicator the application frees
 // stays alive in the tool until the epoch that replays its events is over.
+//
+// Threads: the registry is created and changed by the thread that
+// initialized MPI; under MPI_THREAD_MULTIPLE, lookup(), mark_freed(),
+// rec() and retire_freed() need a SharedGuard (shared_guard.hpp), and so do
+// add()'s own table updates (it takes the guard itself, after its MPI calls).
+// The "mixed" flags are atomics any thread may set.
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -32,7 +40,7 @@ struct CommRecord {
 
 class CommRegistry {
  public:
-  explicit CommRegistry(analysis::Definitions& defs) : defs_(defs) {}
+  explicit CommRegistry(analysis::Definitions& defs);
 
   // WORLD and SELF, at MPI_Init.  Collective over MPI_COMM_WORLD.
   void init(int world_rank, int world_size);
@@ -59,6 +67,32 @@ class CommRegistry {
   }
   // Releases all tool duplicates (MPI_Finalize).
   void release_all();
+
+  // A thread whose MPI calls are not analyzed used communicator `id` for
+  // point-to-point calls (kMixedP2P) or collectives (kMixedCollective): the
+  // messages, or the collective instances, on it can no longer be matched
+  // completely, so the analysis leaves them out (agreed with the other
+  // members every epoch).
+  static constexpr std::uint8_t kMixedP2P = 1, kMixedCollective = 2;
+  void mark_mixed(int id, std::uint8_t how) {
+    if (id >= 0 && id < kMaxIds) mixed_[id].fetch_or(how, std::memory_order_relaxed);
+  }
+  std::uint8_t mixed(int id) const {
+    return id >= 0 && id < kMaxIds ? mixed_[id].load(std::memory_order_relaxed) : 0;
+  }
+  // Copies the flags into the definitions the analysis reads (before an
+  // epoch); returns how many communicators are mixed.
+  int publish_mixed() {
+    int n = 0;
+    for (std::size_t id = 0; id < defs_.comms.size(); ++id) {
+      const std::uint8_t m = mixed(static_cast<int>(id));
+      defs_.comms[id].mixed_p2p = (m & kMixedP2P) != 0;
+      defs_.comms[id].mixed_collective = (m & kMixedCollective) != 0;
+      n += m != 0 ? 1 : 0;
+    }
+    return n;
+  }
+  static constexpr int kMaxIds = 65535;  // ids are 16-bit in events
 
   CommRecord& rec(int id) { return recs_[static_cast<std::size_t>(id)]; }
   std::size_t size() const { return recs_.size(); }
@@ -87,6 +121,7 @@ class CommRegistry {
   int world_rank_ = 0, world_size_ = 1;
   std::uint32_t created_ = 0;  // communicators this rank led
   std::uint64_t untracked_ = 0;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> mixed_;
   MPI_Group world_group_ = MPI_GROUP_NULL;
 };
 

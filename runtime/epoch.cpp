@@ -58,7 +58,7 @@ void dump_windows(const State& s) {
 
 void on_eligible_collective(int comm_id) {
   State* sp = state();
-  if (sp == nullptr || !g_recording || !on_mpi_thread()) return;
+  if (sp == nullptr || !g_recording.load(std::memory_order_relaxed) || !on_mpi_thread()) return;
   State& s = *sp;
   CommRecord& r = s.comms.rec(comm_id);
   if (!r.spans_world || r.tool == MPI_COMM_NULL) return;
@@ -132,6 +132,7 @@ void run_epoch(bool final) {
   // After the drain: every region a drained event names was registered
   // before that event was recorded.
   publish_regions(s.defs.regions);
+  s.mixed_comms = std::max(s.mixed_comms, s.comms.publish_mixed());
   if (s.cfg.verbose >= 3) dump_windows(s);
   const analysis::EpochFacts facts = s.analyzer->run_epoch(windows, *s.transport);
   const double analysis_seconds = MPI_Wtime() - wall0;

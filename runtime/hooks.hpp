@@ -101,10 +101,18 @@ ONLINEWS_HOOK(plain)
 #undef ONLINEWS_HOOK
 }  // namespace hooks
 
+// Calls of threads other than the MPI thread are recorded as time only
+// (until OpenMP/threads are analyzed); each thread counts its own.
+inline void count_time_only_call() {
+  ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
+  if (b != nullptr) b->count_time_only_call();
+}
+
 // Shared by the hooks: enter/leave of the intercepted call itself.
 inline void call_enter(Call& c) {
   c.t_enter = raw_now();
   record_enter(c.t_enter, c.region);
+  if (!on_mpi_thread()) count_time_only_call();
 }
 inline void call_leave() { record_leave(raw_now()); }
 // For hooks that record an event right before the Leave: one timestamp for both.

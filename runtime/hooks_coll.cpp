@@ -72,7 +72,7 @@ namespace hooks {
 
 void pre_coll(Call& c) {
   call_enter(c);
-  resolve_comm(c);
+  resolve_comm(c, true);
 }
 
 void post_coll(Call& c, int rc) {

@@ -11,10 +11,7 @@ void post_comm_new(Call& c, int rc) {
   call_leave();
   State* s = state();
   if (rc != MPI_SUCCESS || s == nullptr || c.newcomm == nullptr || *c.newcomm == MPI_COMM_NULL) return;
-  if (!on_mpi_thread()) {
-    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (!on_mpi_thread()) return;  // untracked: its calls are time only (counted by call_enter)
   record_enter(raw_now(), tool_region_setup());
   {
     ToolScope tool;
@@ -38,7 +35,10 @@ void pre_comm_free(Call& c) {
 }
 void post_comm_free(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) s->comms.mark_freed(c.comm);
+  if (rc == MPI_SUCCESS && s != nullptr) {
+    SharedGuard guard;
+    s->comms.mark_freed(c.comm);
+  }
   call_leave();
 }
 

@@ -1,35 +1,42 @@
 // Helpers shared by the hook files (internal to runtime/).
 #pragma once
 #include "hooks.hpp"
+#include "shared_guard.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
 
 // Looks up the call's communicator.  False (and the call is recorded as time
 // only) when the communicator is not tracked or the call comes from a thread
-// other than the one whose MPI calls are analyzed.
-inline bool resolve_comm(Call& c) {
+// other than the one whose MPI calls are analyzed.  Such a thread's use of a
+// tracked communicator marks it mixed: its messages (or collectives) are
+// then left out of the matching (CommRegistry::mark_mixed).
+inline bool resolve_comm(Call& c, bool collective = false) {
   State* s = state();
   c.comm_ok = false;
   if (s == nullptr) return false;
+  int id = kUnknownComm;
+  {
+    SharedGuard guard;
+    id = s->comms.lookup(c.comm);
+  }
   if (!on_mpi_thread()) {
-    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
-    if (!s->warned_threads.exchange(true, std::memory_order_relaxed)) {
-      log_warning("MPI calls from more than one thread: only the thread that initialized MPI is analyzed; "
-                  "calls from other threads count as time only (counted in the output)",
-                  false);
-    }
+    s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
     return false;
   }
-  const int id = s->comms.lookup(c.comm);
   if (id == kUnknownComm) {
-    s->unsupported_calls.fetch_add(1, std::memory_order_relaxed);
+    s->untracked_calls.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   c.comm_id = static_cast<std::uint16_t>(id);
   c.comm_ok = true;
   return true;
 }
+
+// A thread whose calls are not analyzed started, completed, cancelled or
+// freed request `h`: if the MPI thread tracks it, its communicator becomes
+// mixed and the tool forgets the request.  Takes the guard.
+void abandon_request(State& s, MPI_Request h);
 
 inline std::uint64_t type_bytes(int count, MPI_Datatype t) {
   if (count <= 0 || t == MPI_DATATYPE_NULL) return 0;
@@ -48,10 +55,13 @@ inline std::uint64_t message_key(MPI_Message m) {
 }
 
 // Polling calls (MPI_Test*, MPI_Iprobe, MPI_Improbe): the pre hook only
-// takes the time; the post hook records the call normally when it found
+// takes the time (and counts a call of a thread that is not analyzed); the post hook records the call normally when it found
 // something, and folds unsuccessful calls in a row into one visit otherwise
 // (see ThreadBuffer::defer_leave).
-inline void poll_begin(Call& c) { c.t_enter = raw_now(); }
+inline void poll_begin(Call& c) {
+  c.t_enter = raw_now();
+  if (!on_mpi_thread()) count_time_only_call();
+}
 // A poll that found something: its events and call_leave() follow.  After
 // unsuccessful polls of the same call it ends their visit (a polling loop is
 // one visit, so a probe's Late Sender counts from the loop's start).

@@ -16,6 +16,7 @@
 #include "hooks_common.hpp"
 #include "mpi_transport.hpp"
 #include "regions.hpp"
+#include "shared_guard.hpp"
 
 extern char** environ;
 
@@ -116,6 +117,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   PMPI_Comm_size(MPI_COMM_WORLD, &s.size);
   if (!s.cfg.enable) return false;
   s.thread_level = c.provided != nullptr ? *c.provided : MPI_THREAD_SINGLE;
+  g_threads_share_mpi.store(s.thread_level == MPI_THREAD_MULTIPLE, std::memory_order_relaxed);
   s.exe = executable_name();
   s.command = command_line();
   s.start_time = iso_now();
@@ -168,8 +170,11 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   set_state(&s);
   open_output(s);
   for (const auto& w : s.warnings) log_warning(w);
-  if (s.thread_level == MPI_THREAD_MULTIPLE) {
-    log_warning("MPI_THREAD_MULTIPLE: only MPI calls of the thread that initialized MPI are analyzed");
+  if (s.thread_level >= MPI_THREAD_SERIALIZED) {
+    log_warning(std::string(s.thread_level == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_SERIALIZED") +
+                ": only MPI calls of the thread that initialized MPI are analyzed; calls from other threads "
+                "are recorded as time only, and messages (or collectives) on communicators those threads use are "
+                "not analyzed (both counted in the summary and the file)");
   }
   if (s.cfg.verbose >= 2 && s.rank == 0) {
     log_info("recording " + std::to_string(s.size) + " ranks; buffer " + std::to_string(s.cfg.buffer) +
@@ -228,7 +233,7 @@ void post_init(Call& c, int rc) {
   }
   --t_in_tool;
   if (on) {
-    g_recording = true;
+    g_recording.store(true, std::memory_order_release);
   } else if (state() != s) {
     delete s;  // never published: no thread can hold a pointer into it
   }
@@ -236,7 +241,7 @@ void post_init(Call& c, int rc) {
 
 void pre_finalize(Call& c) {
   State* s = state();
-  if (s == nullptr || !g_recording) return;
+  if (s == nullptr || !g_recording.load()) return;
   const std::uint64_t t = raw_now();
   record_enter(t, c.region);
   {
@@ -251,12 +256,12 @@ void pre_finalize(Call& c) {
   try {
     run_epoch(true);
     s->finalize_leave_ns = global_ns(*s, t2);
-    g_recording = false;
+    g_recording.store(false);
     finish_output(*s);
   } catch (...) {
     log_warning("the final analysis failed; results may be incomplete", false);
   }
-  g_recording = false;
+  g_recording.store(false);
   s->transport.reset();
   s->comms.release_all();
   if (s->tool_world != MPI_COMM_NULL) PMPI_Comm_free(&s->tool_world);

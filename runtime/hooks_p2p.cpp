@@ -1,6 +1,8 @@
 // Hooks of point-to-point calls: blocking, nonblocking, persistent and
 // matched-probe receives.  Events are recorded after the call succeeded,
 // between the call's Enter and Leave; MPI_PROC_NULL peers record nothing.
+// The request table and the matched-probe table are shared between threads
+// under MPI_THREAD_MULTIPLE: every access holds a SharedGuard.
 #include "hooks_common.hpp"
 
 namespace onlinews::rt::hooks {
@@ -58,11 +60,19 @@ void start_request(State& s, RequestInfo& r, std::uint64_t t) {
   record(Event::message(k, t, r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
 }
 
-// Tracks a new nonblocking request and starts it.
+// Tracks a new nonblocking request and starts it (caller holds the guard).
 void track_and_start(State& s, const Call& c, std::uint16_t comm, RequestInfo info) {
   info.id = s.requests.next_id();
   info.comm = comm;
   start_request(s, s.requests.insert(*c.request, info), c.t_enter);
+}
+
+// Persistent requests, cancellation and freeing from a thread that is not
+// analyzed: the tool lets go of a request the MPI thread tracks.
+bool other_thread(State* s, int rc, MPI_Request h) {
+  if (s == nullptr || on_mpi_thread()) return false;
+  if (rc == MPI_SUCCESS) abandon_request(*s, h);
+  return true;
 }
 
 }  // namespace
@@ -80,6 +90,7 @@ void post_isend(Call& c, int rc) {
     r.peer = c.peer;
     r.tag = c.tag;
     r.bytes = type_bytes(c.count, c.type);
+    SharedGuard guard;
     track_and_start(*s, c, c.comm_id, r);
   }
   call_leave();
@@ -96,6 +107,7 @@ void post_irecv(Call& c, int rc) {
     r.kind = RequestInfo::kRecv;
     r.peer = norm_source(c.src);
     r.tag = norm_tag(c.rtag);
+    SharedGuard guard;
     track_and_start(*s, c, c.comm_id, r);
   }
   call_leave();
@@ -108,6 +120,7 @@ void pre_send_init(Call& c) {
 void post_send_init(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
+    SharedGuard guard;
     RequestInfo r;
     r.id = s->requests.next_id();
     r.comm = c.comm_id;
@@ -128,6 +141,7 @@ void pre_recv_init(Call& c) {
 void post_recv_init(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
+    SharedGuard guard;
     RequestInfo r;
     r.id = s->requests.next_id();
     r.comm = c.comm_id;
@@ -143,7 +157,8 @@ void post_recv_init(Call& c, int rc) {
 void pre_start(Call& c) { call_enter(c); }
 void post_start(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+  if (!other_thread(s, rc, *c.request) && rc == MPI_SUCCESS && s != nullptr) {
+    SharedGuard guard;
     if (RequestInfo* r = s->requests.find(*c.request)) start_request(*s, *r, c.t_enter);
   }
   call_leave();
@@ -152,10 +167,10 @@ void post_start(Call& c, int rc) {
 void pre_startall(Call& c) { call_enter(c); }
 void post_startall(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
-    for (int i = 0; i < c.n; ++i) {
-      if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r, c.t_enter);
-    }
+  for (int i = 0; i < c.n; ++i) {
+    if (other_thread(s, rc, c.requests[i]) || rc != MPI_SUCCESS || s == nullptr) continue;
+    SharedGuard guard;
+    if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r, c.t_enter);
   }
   call_leave();
 }
@@ -166,7 +181,8 @@ void pre_request_free(Call& c) {
 }
 void post_request_free(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+  if (!other_thread(s, rc, c.saved_request) && rc == MPI_SUCCESS && s != nullptr) {
+    SharedGuard guard;
     if (RequestInfo* r = s->requests.find(c.saved_request)) {
       // A freed active request completes unobserved: the analysis never sees
       // its completion (its message is still matched by the receiver).
@@ -180,7 +196,8 @@ void post_request_free(Call& c, int rc) {
 void pre_cancel(Call& c) { call_enter(c); }
 void post_cancel(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS && s != nullptr && on_mpi_thread()) {
+  if (!other_thread(s, rc, *c.request) && rc == MPI_SUCCESS && s != nullptr) {
+    SharedGuard guard;
     if (RequestInfo* r = s->requests.find(*c.request)) r->cancel_requested = true;
   }
   call_leave();
@@ -198,9 +215,28 @@ void record_probe(Call& c, std::uint32_t message_id) {
 void remember_message(Call& c) {
   State* s = state();
   if (s == nullptr || !c.comm_ok || *c.message == MPI_MESSAGE_NULL || *c.message == MPI_MESSAGE_NO_PROC) return;
-  const std::uint32_t id = s->requests.next_id();  // any nonzero id unique among open messages
-  s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, id};
+  std::uint32_t id = 0;
+  {
+    SharedGuard guard;
+    id = s->requests.next_id();  // any nonzero id unique among open messages
+    s->messages[message_key(*c.message)] = {c.comm_id, c.status->MPI_SOURCE, c.status->MPI_TAG, id};
+  }
   record_probe(c, id);
+}
+
+// The matched-probe message that MPI_Mrecv/MPI_Imrecv receives, if the MPI
+// thread probed it; forgotten either way.  On a thread that is not analyzed,
+// its communicator becomes mixed.
+bool take_message(State* s, MPI_Message m, MessageInfo& out) {
+  if (s == nullptr) return false;
+  SharedGuard guard;
+  auto it = s->messages.find(message_key(m));
+  if (it == s->messages.end()) return false;
+  out = it->second;
+  s->messages.erase(it);
+  if (on_mpi_thread()) return true;
+  s->comms.mark_mixed(out.comm, CommRegistry::kMixedP2P);
+  return false;
 }
 }  // namespace
 
@@ -249,16 +285,10 @@ void pre_mrecv(Call& c) {
 void post_mrecv(Call& c, int rc) {
   State* s = state();
   const std::uint64_t t = raw_now();
-  if (s != nullptr && on_mpi_thread()) {
-    auto it = s->messages.find(message_key(c.saved_message));
-    if (it != s->messages.end()) {
-      if (rc == MPI_SUCCESS) {
-        const MessageInfo& m = it->second;
-        record(Event::message(EventKind::Match, t, m.comm, m.source, m.tag, 0, m.id));
-        record(Event::message(EventKind::Recv, t, m.comm, m.source, m.tag, 0));
-      }
-      s->messages.erase(it);
-    }
+  MessageInfo m;
+  if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
+    record(Event::message(EventKind::Match, t, m.comm, m.source, m.tag, 0, m.id));
+    record(Event::message(EventKind::Recv, t, m.comm, m.source, m.tag, 0));
   }
   call_leave(t);
 }
@@ -269,20 +299,15 @@ void pre_imrecv(Call& c) {
 }
 void post_imrecv(Call& c, int rc) {
   State* s = state();
-  if (s != nullptr && on_mpi_thread()) {
-    auto it = s->messages.find(message_key(c.saved_message));
-    if (it != s->messages.end()) {
-      if (rc == MPI_SUCCESS) {
-        const MessageInfo& m = it->second;
-        record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
-        RequestInfo r;
-        r.kind = RequestInfo::kRecv;
-        r.peer = m.source;
-        r.tag = m.tag;
-        track_and_start(*s, c, m.comm, r);
-      }
-      s->messages.erase(it);
-    }
+  MessageInfo m;
+  if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
+    record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
+    RequestInfo r;
+    r.kind = RequestInfo::kRecv;
+    r.peer = m.source;
+    r.tag = m.tag;
+    SharedGuard guard;
+    track_and_start(*s, c, m.comm, r);
   }
   call_leave();
 }

@@ -52,13 +52,21 @@ void finish_output(State& s) {
   const double wall = fin_max > s.start_ns ? 1e-9 * static_cast<double>(fin_max - s.start_ns) : 0.0;
   int threads = std::max(nloc, 1), max_threads = 1;
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
-  // [0] calls recorded as time only, [1] unsuccessful polls folded into visits
-  unsigned long long counts[2] = {s.unsupported_calls.load() + s.comms.untracked(), 0}, sums[2] = {0, 0};
+  // Sums: [0] calls on untracked communicators, [1] unsuccessful polls
+  // folded into visits, [2] calls of threads that are not analyzed (time
+  // only); [3] most mixed communicators on one rank (a maximum).
+  unsigned long long counts[4] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0, 0}, sums[4] = {};
   for (int i = 0; i < s.buffers.count(); ++i) {
-    if (const ThreadBuffer* b = s.buffers.at(i)) counts[1] += b->coalesced_polls();
+    if (const ThreadBuffer* b = s.buffers.at(i)) {
+      counts[1] += b->coalesced_polls();
+      counts[2] += b->time_only_calls();
+    }
   }
-  PMPI_Allreduce(counts, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
-  const unsigned long long all_unsupported = sums[0], all_polls = sums[1];
+  PMPI_Allreduce(counts, sums, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  counts[3] = static_cast<unsigned long long>(s.mixed_comms);
+  PMPI_Allreduce(&counts[3], &sums[3], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
+  const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
+                           mixed_comms = sums[3];
 
   // Topology: gather every rank's coordinates.
   if (s.have_topology) {
@@ -97,7 +105,10 @@ void finish_output(State& s) {
     s.h5->set_attr("max_threads", static_cast<std::int64_t>(max_threads));
     s.h5->set_attr("cross_epoch_messages", static_cast<std::int64_t>(s.totals.cross_epoch));
     s.h5->set_attr("unmatched_receives", static_cast<std::int64_t>(s.totals.unmatched));
-    s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_unsupported));
+    s.h5->set_attr("unsupported_calls", static_cast<std::int64_t>(all_untracked + all_other_thread));
+    s.h5->set_attr("untracked_calls", static_cast<std::int64_t>(all_untracked));
+    s.h5->set_attr("other_thread_calls", static_cast<std::int64_t>(all_other_thread));
+    s.h5->set_attr("mixed_communicators", static_cast<std::int64_t>(mixed_comms));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
     s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
@@ -157,7 +168,9 @@ void finish_output(State& s) {
     in.clock_offset_max_seconds = s.clock_sync.max_offset_seconds();
     in.clock_violations = s.totals.clock_violations;
     in.clock_violations_corrected = s.totals.clock_violations_corrected;
-    in.unsupported_calls = all_unsupported;
+    in.untracked_calls = all_untracked;
+    in.other_thread_calls = all_other_thread;
+    in.mixed_communicators = mixed_comms;
     in.skipped_epochs = s.totals.skipped;
     in.rows = static_cast<int>(s.cfg.summary_rows);
     postpass::print_summary(in, incl_all, u.n_callpaths, u, s.tool_world);

@@ -9,27 +9,29 @@
 
 #include "include/onlinews.h"
 #include "regions.hpp"
+#include "shared_guard.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
 
-bool g_recording = false;
+std::atomic<bool> g_recording{false};
+std::atomic<bool> g_threads_share_mpi{false};
+std::atomic<bool> SharedGuard::locked_{false};
 thread_local int t_in_tool = 0;
 thread_local ThreadBuffer* t_buffer = nullptr;
 bool g_use_tsc = false;
 
-namespace {
-State* g_state = nullptr;
 thread_local bool t_mpi_thread = false;
+namespace {
+std::atomic<State*> g_state{nullptr};
 }  // namespace
 
-State* state() { return g_state; }
-void set_state(State* s) { g_state = s; }
+State* state() { return g_state.load(std::memory_order_acquire); }
+void set_state(State* s) { g_state.store(s, std::memory_order_release); }
 void mark_mpi_thread() { t_mpi_thread = true; }
-bool on_mpi_thread() { return t_mpi_thread; }
 
 ThreadBuffer* attach_thread() {
-  State* s = g_state;
+  State* s = state();
   if (s == nullptr) return nullptr;
   ThreadBuffer* b = s->buffers.get_or_create();
   if (b == nullptr) {
@@ -43,7 +45,7 @@ ThreadBuffer* attach_thread() {
 }
 
 void log_warning(const std::string& msg, bool rank0_only) {
-  State* s = g_state;
+  State* s = state();
   if (rank0_only && s != nullptr && s->rank != 0) return;
   if (!rank0_only && s != nullptr) {
     std::fprintf(stderr, "onlinews: warning (rank %d): %s\n", s->rank, msg.c_str());
@@ -55,7 +57,7 @@ void log_warning(const std::string& msg, bool rank0_only) {
 }
 
 void log_info(const std::string& msg) {
-  State* s = g_state;
+  State* s = state();
   if (s == nullptr || s->rank != 0 || s->cfg.verbose < 1) return;
   std::fprintf(stderr, "onlinews: %s\n", msg.c_str());
   std::fflush(stderr);

@@ -3,6 +3,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "buffer.hpp"
@@ -12,13 +13,14 @@
 namespace onlinews::rt {
 
 // True between a successful MPI_Init (with ONLINEWS_ENABLE=1) and the start of
-// MPI_Finalize.  Written only by the thread that initializes/finalizes MPI.
-extern bool g_recording;
+// MPI_Finalize.  Written only by the thread that initializes/finalizes MPI;
+// read by every thread (acquire: a thread that sees it set sees the state).
+extern std::atomic<bool> g_recording;
 // > 0 while the calling thread runs onlinews code that calls MPI itself (the
 // epoch, HDF5 output): such calls pass straight through the wrappers.
 extern thread_local int t_in_tool;
 
-inline bool recording() { return g_recording && t_in_tool == 0; }
+inline bool recording() { return g_recording.load(std::memory_order_acquire) && t_in_tool == 0; }
 
 // Scope in which MPI calls made by onlinews are not recorded.
 struct ToolScope {
@@ -50,6 +52,7 @@ std::uint32_t root_region();
 
 // True on the thread that initialized MPI (the one whose MPI calls are
 // analyzed).
-bool on_mpi_thread();
+extern thread_local bool t_mpi_thread;
+inline bool on_mpi_thread() { return t_mpi_thread; }
 
 }  // namespace onlinews::rt

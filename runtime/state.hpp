@@ -75,9 +75,11 @@ struct State {
   std::vector<std::int32_t> my_coords;  // this rank's coordinates in it
 
   EpochTotals totals;
-  // MPI calls recorded as time only; any thread (THREAD_MULTIPLE) counts.
-  std::atomic<std::uint64_t> unsupported_calls{0};
-  std::atomic<bool> warned_threads{false};
+  // Calls on communicators the tool does not track (intercommunicators, ...),
+  // recorded as time only.  Calls from threads other than the MPI thread are
+  // counted per thread (ThreadBuffer::time_only_calls).
+  std::atomic<std::uint64_t> untracked_calls{0};
+  int mixed_comms = 0;  // communicators used by threads that are not analyzed (MPI thread)
 };
 
 // The state, or nullptr before MPI_Init / after MPI_Finalize / when disabled.

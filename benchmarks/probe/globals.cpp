@@ -7,8 +7,9 @@
 
 namespace onlinews::rt {
 
-bool g_recording = false;
+std::atomic<bool> g_recording{false};
 thread_local int t_in_tool = 0;
+thread_local bool t_mpi_thread = true;  // the probe's calls stand for the MPI thread's
 thread_local ThreadBuffer* t_buffer = nullptr;
 bool g_use_tsc = false;
 
@@ -33,7 +34,7 @@ using namespace onlinews::rt;
 extern "C" void onlinews_probe_setup(size_t capacity_events, int use_tsc) {
   g_registry.configure(capacity_events);
   g_use_tsc = use_tsc != 0;
-  g_recording = true;
+  g_recording.store(true);
 }
 
 extern "C" void* onlinews_probe_buffer(void) {

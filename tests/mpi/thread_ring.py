@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Issue 13: an MPI_THREAD_MULTIPLE program (thread_ring.c: threaded rings on
+per-thread tags over three communicators, every status checked by the
+program) runs RUNS times without onlinews and RUNS times with
+LD_PRELOAD=libonlinews.so, each run under a time limit.  Every run must exit
+0 with "status errors: 0" (statuses and payloads as the program checks
+them, and MPI_Query_thread still answering the level MPI_Init_thread
+provided); every run with onlinews must leave a complete file in which
+
+  other_thread_calls  == the calls the program counted on its other threads
+                         (recorded as time only),
+  mixed_communicators == 3 (all three communicators carry other threads'
+                         messages, so their messages are not analyzed),
+  mpi_barrier_wait on ranks 1..3 == REPS x 0.1 s (rank 0 sleeps 0.1 s before
+                         each of the main thread's barriers; collectives stay
+                         analyzed) within 20 ms, at least 80 % of it per run
+                         on a loaded machine.
+
+Before the fix onlinews lowered Open MPI's thread level to
+MPI_THREAD_SINGLE (it initialized MPI_T at that level): every run then
+fails the MPI_Query_thread check, and some runs hang or receive another
+thread's message (2 of 10 runs of a similar ring, 1 of 20 of this one)."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python"))
+import onlinews_h5  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_scenario import mpi_env  # noqa: E402
+
+
+def run(args, work, i, preload):
+    out = work / f"run{i}.h5"
+    env = mpi_env(ONLINEWS_OUTPUT=str(out))
+    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.np)]
+    if preload:
+        cmd += ["-x", "LD_PRELOAD=" + args.lib]
+    cmd += [args.exe, str(args.threads), str(args.iters), str(args.reps)]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {args.timeout} s (a hang)", None
+    dt = time.monotonic() - t0
+    text = p.stdout + p.stderr
+    if p.returncode != 0 or "status errors: 0" not in p.stdout:
+        return None, f"exit code {p.returncode}:\n{text[-2000:]}", dt
+    calls = int(p.stdout.split("calls of other threads:")[1].split()[0])
+    return (calls, out if preload else None), None, dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True, help="thread_ring built without onlinews")
+    ap.add_argument("--lib", required=True, help="libonlinews.so to preload")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=120)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--timeout", type=int, default=60)
+    args = ap.parse_args()
+    args.exe, args.lib = str(Path(args.exe).resolve()), str(Path(args.lib).resolve())
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    failures = []
+    expected_wait = args.reps * 0.1
+    for preload in (False, True):
+        label = "with onlinews" if preload else "plain"
+        times = []
+        for i in range(args.runs):
+            res, err, dt = run(args, work, i, preload)
+            if err:
+                failures.append(f"{label} run {i}: {err}")
+                print(f"FAIL {label} run {i}: {err}", flush=True)
+                continue
+            times.append(dt)
+            if not preload:
+                continue
+            calls, out = res
+            r = onlinews_h5.Result(str(out))
+            a = r.attrs
+            problems = []
+            if int(a.get("complete", 0)) != 1:
+                problems.append("file not complete")
+            if int(a["other_thread_calls"]) != calls:
+                problems.append(f"other_thread_calls {int(a['other_thread_calls'])}, the program counted {calls}")
+            if int(a["mixed_communicators"]) != 3:
+                problems.append(f"mixed_communicators {int(a['mixed_communicators'])}, expected 3")
+            for rank in range(1, args.np):
+                w = r.value("mpi_barrier_wait", rank=rank)
+                if not (0.8 * expected_wait <= w <= expected_wait + 0.02):
+                    problems.append(f"rank {rank} barrier wait {w:.3f} s, expected {expected_wait:.3f} s")
+            if problems:
+                failures.append(f"{label} run {i}: " + "; ".join(problems))
+                print(f"FAIL {label} run {i}: " + "; ".join(problems), flush=True)
+            out.unlink()
+        if times:
+            print(f"{label}: {len(times)} of {args.runs} runs passed, {min(times):.2f}-{max(times):.2f} s each",
+                  flush=True)
+    print("PASS" if not failures else f"FAIL: {len(failures)} failure(s)")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

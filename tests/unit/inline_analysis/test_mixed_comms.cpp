@@ -1,0 +1,57 @@
+// Communicators used by threads whose calls are not analyzed ("mixed",
+// runtime/comms.hpp): one member's flag is enough for every member to leave
+// their messages (or collective instances) out, and it stays set.
+#include <catch2/catch.hpp>
+
+#include "../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+namespace {
+
+// Two epochs of: r0 works 1 s and sends to r1, which waits 0.8 s in its
+// receive; then a barrier in which r0 waits 0.1 s.
+std::vector<VRank> program() {
+  auto r = make_ranks(2);
+  double t = 0.0;
+  for (int it = 0; it < 2; ++it) {
+    r[0].region(t, t + 1.0, kWork);
+    r[0].send(t + 1.0, t + 1.1, 1, it);
+    r[1].recv(t + 0.2, t + 1.2, 0, it);
+    r[0].coll(t + 1.1, t + 1.3, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[1].coll(t + 1.2, t + 1.3, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (auto& v : r) v.cut();
+    t += 1.5;
+  }
+  for (auto& v : r) v.leave(t);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a communicator mixed on one rank is left out of the matching on both", "[mixed]") {
+  auto base = program();
+  auto plain = replay(base);
+  CHECK(plain[1].get(Metric::mpi_latesender) == Approx(2 * 0.8));
+  CHECK(plain[0].get(Metric::mpi_barrier_wait) == Approx(2 * 0.1));
+
+  auto ranks = program();
+  ranks[1].defs.comms[0].mixed_p2p = true;  // only the receiver knows
+  auto res = replay(ranks);
+  // No Late Sender on the receiver, and the sender got no reply (its send is
+  // not counted as matched either way).
+  CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
+  CHECK(res[1].facts[0].unmatched_receives == 0);
+  CHECK(res[1].facts[1].unmatched_receives == 0);
+  // Collectives on it are still analyzed: only point-to-point use was mixed.
+  CHECK(res[0].get(Metric::mpi_barrier_wait) == Approx(2 * 0.1));
+}
+
+TEST_CASE("collectives of a communicator mixed for collectives are skipped on every member", "[mixed]") {
+  auto ranks = program();
+  ranks[0].defs.comms[0].mixed_collective = true;
+  auto res = replay(ranks);
+  CHECK(res[0].get(Metric::mpi_barrier_wait) == 0.0);
+  CHECK(res[1].get(Metric::mpi_latesender) == Approx(2 * 0.8));  // messages still matched
+}
