@@ -108,7 +108,6 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
     hid_t sp = H5Screate_simple(2, dims, maxd);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, chunk);
-    H5Pset_deflate(dcpl, 4);
     hid_t d = H5Dcreate2(g, m.name.c_str(), H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     string_attr(d, "unit", m.unit);
     string_attr(d, "description", m.description);
@@ -146,8 +145,13 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
   QuietH5 quiet;
   bool ok = true;
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
+  if (table_ < 0) {
+    table_ = H5Dopen2(file_, "epochs/table", H5P_DEFAULT);
+    epoch_sets_.clear();
+    for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), H5P_DEFAULT));
+  }
   {
-    hid_t d = H5Dopen2(file_, "epochs/table", H5P_DEFAULT);
+    const hid_t d = table_;
     hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
     ok = ok && H5Dset_extent(d, size) >= 0;
     hid_t fs = H5Dget_space(d);
@@ -158,14 +162,12 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
     H5Tclose(t);
     H5Sclose(ms);
     H5Sclose(fs);
-    H5Dclose(d);
   }
   locations_ = std::max(locations_, n_locations);
   const std::size_t nm = metric_names_.size();
   std::vector<double> line(static_cast<std::size_t>(locations_), 0.0);
   for (std::size_t m = 0; m < nm; ++m) {
-    const std::string path = "epochs/" + metric_names_[m];
-    hid_t d = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
+    const hid_t d = epoch_sets_[m];
     hsize_t size[2] = {e + 1, static_cast<hsize_t>(locations_)};
     ok = ok && H5Dset_extent(d, size) >= 0;
     for (int l = 0; l < locations_; ++l) {
@@ -179,7 +181,6 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
     ok = ok && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, line.data()) >= 0;
     H5Sclose(ms);
     H5Sclose(fs);
-    H5Dclose(d);
   }
   ++epochs_written_;
   set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
@@ -272,7 +273,17 @@ bool H5Output::write_topology(const Topology& topo) {
   return ok;
 }
 
+void H5Output::close_epoch_datasets() {
+  if (table_ >= 0) H5Dclose(table_);
+  for (const auto d : epoch_sets_) {
+    if (d >= 0) H5Dclose(d);
+  }
+  table_ = -1;
+  epoch_sets_.clear();
+}
+
 void H5Output::close() {
+  close_epoch_datasets();
   if (file_ >= 0) {
     H5Fclose(file_);
     file_ = -1;

@@ -66,8 +66,13 @@ class H5Output {
   void close();
 
  private:
+  void close_epoch_datasets();
   std::int64_t file_ = -1;  // hid_t
   std::vector<std::string> metric_names_;
+  // /epochs/table and /epochs/<metric>, open while epochs are appended (an
+  // open dataset keeps its chunk cache: an append then touches one chunk).
+  std::int64_t table_ = -1;
+  std::vector<std::int64_t> epoch_sets_;
   std::int64_t epochs_written_ = 0;
   int locations_ = 0;
 };
