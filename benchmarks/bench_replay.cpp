@@ -101,7 +101,7 @@ void replay_epochs(benchmark::State& state, const std::vector<std::string>& sele
     state.PauseTiming();
     for (int r = 0; r < 2; ++r) w[r][0].events = s[r].events;
     state.ResumeTiming();
-    world.run([&](int r, analysis::Transport& t) { facts[r] = an[r]->run_epoch(w[r], t); });
+    world.run([&](int r, analysis::Transport& t) -> analysis::Task<> { facts[r] = co_await an[r]->run_epoch(w[r], t); });
     events += s[0].events.size();
   }
   state.counters["violations"] = static_cast<double>(facts[0].clock_violations + facts[1].clock_violations);

@@ -54,8 +54,9 @@ class Analyzer {
   Analyzer(const Analyzer&) = delete;
   Analyzer& operator=(const Analyzer&) = delete;
 
-  // Replays one epoch.  Collective over all ranks of `transport`.
-  EpochFacts run_epoch(std::vector<LocationWindow>& windows, Transport& transport);
+  // Replays one epoch.  Collective over all ranks of `transport`; suspends
+  // on its scheduler whenever it waits for them.
+  Task<EpochFacts> run_epoch(std::vector<LocationWindow>& windows, Transport& transport);
 
   const CallpathTree& callpaths() const;
   const Profile& profile() const;

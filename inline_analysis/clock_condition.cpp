@@ -70,7 +70,7 @@ void Analyzer::Impl::refresh_times(LocationWindow& w, std::vector<std::size_t>& 
   fill_leaves(w, st);
 }
 
-void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   auto& ev = w.events;
   const std::size_t n = ev.size();
@@ -99,8 +99,8 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     return v;
   };
   double any = violations() > 0 || clock_carry ? 1.0 : 0.0;
-  t.allreduce_max(&any, 1);
-  if (any == 0) return;  // the same on every rank: from here on, every step is collective
+  co_await t.allreduce_max(&any, 1);
+  if (any == 0) co_return;  // the same on every rank: from here on, every step is collective
 
   std::vector<std::int64_t> orig(n), fwd(n);
   for (std::size_t i = 0; i < n; ++i) orig[i] = static_cast<std::int64_t>(ev[i].time);
@@ -112,7 +112,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   }
   // Senders: publishes corrected enter times of this epoch's sends; the
   // receivers update their matched (or still pending) records.
-  auto publish_sends = [&] {
+  auto publish_sends = [&]() -> Task<> {
     std::map<int, std::vector<SendUpdate>> out;
     for (const auto& [k, i] : send_events) {
       const int dest = static_cast<int>(k >> 32);
@@ -122,7 +122,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
       r.enter = enter;
       out[dest].push_back({r.comm_gid, enter, r.tag, r.seq});
     }
-    for (const auto& [src, list] : exchange_records(t, out)) {
+    for (const auto& [src, list] : co_await exchange_records(t, out)) {
       for (const SendUpdate& u : list) {
         auto m = by_send.find(send_key(src, u.seq));
         if (m != by_send.end()) {
@@ -157,10 +157,10 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
       ev[i].time = static_cast<std::uint64_t>(v);
     }
     refresh_times(w, owner);
-    publish_sends();
+    co_await publish_sends();
     left = violations();
     double again = left > 0 ? 1.0 : 0.0;
-    t.allreduce_max(&again, 1);
+    co_await t.allreduce_max(&again, 1);
     if (again == 0) break;
   }
 
@@ -182,7 +182,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   // the sends it started (MPI_Startall starts several); a send whose receive
   // is not known here may not move at all.
   std::unordered_map<std::uint64_t, std::int64_t> limit_of;  // (dest, seq) -> limit
-  for (const auto& [dest, list] : exchange_records(t, limits_out)) {
+  for (const auto& [dest, list] : co_await exchange_records(t, limits_out)) {
     for (const SendLimit& s : list) limit_of[send_key(dest, s.seq)] = s.limit;
   }
   std::unordered_map<std::size_t, std::int64_t> room;
@@ -234,7 +234,7 @@ void Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     lifted = true;
   }
   if (lifted) refresh_times(w, owner);
-  publish_sends();  // collective: every rank takes part (within the limits: no new violation)
+  co_await publish_sends();  // collective: every rank takes part (within the limits: no new violation)
   left = violations();
 
   // Receives posted in this window keep their (possibly moved) times.

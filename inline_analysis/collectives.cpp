@@ -31,7 +31,7 @@ void combine(ScanRecord& a, const ScanRecord& b) {
   if (b.max_enter > a.max_enter || (b.max_enter == a.max_enter && b.rank < a.rank)) a = b;
 }
 
-void Analyzer::Impl::agree_comms(Transport& t) {
+Task<> Analyzer::Impl::agree_comms(Transport& t) {
   coll_agreed.clear();
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
   for (std::size_t id = 0; id < defs.comms.size(); ++id) {
@@ -56,14 +56,14 @@ void Analyzer::Impl::agree_comms(Transport& t) {
     head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
     head.max_enter_rank = head.max_sender_rank = 0;
     head.min_leave = head.max_sender_enter = 0;
-    t.allreduce(c, &head, 1);
+    co_await t.allreduce(c, &head, 1);
     if (head.root_bytes > 0) mixed_p2p.insert(gid);
     if (head.root_enter > 0) mixed_collective.insert(gid);
     coll_agreed[id] = head.max_enter == head.min_enter && head.root_enter == 0 ? n : 0;
   }
 }
 
-void Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   const int me = defs.world_rank;
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
@@ -99,8 +99,8 @@ void Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
       scans[k] = {sends ? a.enter : INT64_MIN, sends ? me : INT64_MAX};
       any_scan = any_scan || kind == CollKind::Scan || kind == CollKind::Exscan;
     }
-    t.allreduce(c, recs.data(), n);
-    if (any_scan) t.scan(c, scans.data(), n);
+    co_await t.allreduce(c, recs.data(), n);
+    if (any_scan) co_await t.scan(c, scans.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       st.links[evs[k]] = static_cast<std::int32_t>(colls.size());
       colls.push_back({recs[k], scans[k], true});

@@ -136,23 +136,23 @@ struct Analyzer::Impl {
   // replay.cpp
   void annotate(LocationWindow& w);
   void fill_leaves(const LocationWindow& w, LocationState& st);
-  void walk(Phase ph, std::vector<LocationWindow>& windows);
+  Task<> walk(Phase ph, std::vector<LocationWindow>& windows, Scheduler& sched);
   // matching.cpp
   void collect_messages(const LocationWindow& w);
   // Removes and returns the probe waiting for this message, if any.
   std::optional<PendingProbe> take_probe(const ProbeKey& key);
-  void exchange_and_match(const LocationWindow& w, Transport& t);
-  void exchange_replies(const LocationWindow& w, Transport& t);
+  Task<> exchange_and_match(const LocationWindow& w, Transport& t);
+  Task<> exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp
   // Per communicator, with its members: the instance count of this window
   // and whether it is mixed.
-  void agree_comms(Transport& t);
+  Task<> agree_comms(Transport& t);
   bool is_mixed(std::uint64_t gid) const { return mixed_p2p.count(gid) != 0; }
   // clock_condition.cpp
-  void correct_clocks(LocationWindow& w, Transport& t);
+  Task<> correct_clocks(LocationWindow& w, Transport& t);
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);
-  void reduce_collectives(const LocationWindow& w, Transport& t);
-  void run_sync_replay(LocationWindow& w, Transport& t);
+  Task<> reduce_collectives(const LocationWindow& w, Transport& t);
+  Task<> run_sync_replay(LocationWindow& w, Transport& t);
 };
 
 }  // namespace onlinews::analysis

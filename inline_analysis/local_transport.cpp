@@ -1,13 +1,15 @@
 #include "local_transport.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <exception>
-#include <thread>
+#include <memory>
+#include <stdexcept>
+#include <string>
 
 namespace onlinews::analysis {
 namespace {
 
-enum Op : int { kExchange = 1, kAllreduce = 2, kScan = 3, kMax = 4, kBcast = 5, kReduce = 6 };
+enum Op : int { kExchange = 1, kAllreduce = 2, kScan = 3, kMax = 4, kBcast = 5, kReduce = 6, kGather = 7 };
 
 template <class T>
 std::vector<std::byte> bytes_of(const T* p, std::size_t n) {
@@ -19,6 +21,18 @@ template <class T>
 void copy_out(const std::vector<std::byte>& b, T* p, std::size_t n) {
   if (n > 0) std::memcpy(p, b.data(), std::min(b.size(), n * sizeof(T)));
 }
+template <class T>
+void put(std::vector<std::byte>& c, const T& v) {
+  const auto* b = reinterpret_cast<const std::byte*>(&v);
+  c.insert(c.end(), b, b + sizeof(T));
+}
+template <class T>
+T get(const std::vector<std::byte>& c, std::size_t& off) {
+  T v;
+  std::memcpy(&v, c.data() + off, sizeof(T));
+  off += sizeof(T);
+  return v;
+}
 
 }  // namespace
 
@@ -27,44 +41,31 @@ class LocalTransport final : public Transport {
   LocalTransport(LocalWorld& w, int rank) : w_(w), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return w_.size(); }
+  Scheduler& scheduler() override { return sched_; }
+  void begin_epoch(int epoch) override { parity_ = epoch & 1; }
 
-  void exchange(const std::vector<Parcel>& out, std::vector<Parcel>& in) override {
+  Task<> exchange(const std::vector<Parcel>& out, std::vector<Parcel>& in) override {
     // Serialize: [count][dest][len][bytes]...
     std::vector<std::byte> c;
-    auto put = [&](const void* p, std::size_t n) {
-      const auto* b = static_cast<const std::byte*>(p);
-      c.insert(c.end(), b, b + n);
-    };
-    const std::uint64_t count = out.size();
-    put(&count, sizeof count);
+    put<std::uint64_t>(c, out.size());
     for (const auto& p : out) {
-      const std::int64_t dest = p.peer;
-      const std::uint64_t len = p.data.size();
-      put(&dest, sizeof dest);
-      put(&len, sizeof len);
-      put(p.data.data(), len);
+      put<std::int64_t>(c, p.peer);
+      put<std::uint64_t>(c, p.data.size());
+      c.insert(c.end(), p.data.begin(), p.data.end());
     }
     const int n = w_.size();
-    auto result = w_.meet({kExchange, 0, seq_[{kExchange, 0}]++}, n, rank_, std::move(c), [n](LocalWorld::Meeting& m) {
+    auto result = co_await meet(kExchange, 0, n, rank_, std::move(c), [n](LocalWorld::Meeting& m) {
       // Route every parcel to its destination, ordered by source.
       for (int src = 0; src < n; ++src) {
-        const auto& c2 = m.in[src];
+        const auto& c2 = m.in[static_cast<std::size_t>(src)];
         std::size_t off = 0;
-        std::uint64_t cnt;
-        std::memcpy(&cnt, c2.data(), sizeof cnt);
-        off += sizeof cnt;
+        const auto cnt = get<std::uint64_t>(c2, off);
         for (std::uint64_t k = 0; k < cnt; ++k) {
-          std::int64_t dest;
-          std::uint64_t len;
-          std::memcpy(&dest, c2.data() + off, sizeof dest);
-          off += sizeof dest;
-          std::memcpy(&len, c2.data() + off, sizeof len);
-          off += sizeof len;
+          const auto dest = get<std::int64_t>(c2, off);
+          const auto len = get<std::uint64_t>(c2, off);
           auto& o = m.out[static_cast<std::size_t>(dest)];
-          const std::int64_t s = src;
-          o.insert(o.end(), reinterpret_cast<const std::byte*>(&s), reinterpret_cast<const std::byte*>(&s) + sizeof s);
-          o.insert(o.end(), reinterpret_cast<const std::byte*>(&len),
-                   reinterpret_cast<const std::byte*>(&len) + sizeof len);
+          put<std::int64_t>(o, src);
+          put<std::uint64_t>(o, len);
           o.insert(o.end(), c2.begin() + static_cast<std::ptrdiff_t>(off),
                    c2.begin() + static_cast<std::ptrdiff_t>(off + len));
           off += len;
@@ -74,14 +75,9 @@ class LocalTransport final : public Transport {
     in.clear();
     std::size_t off = 0;
     while (off < result.size()) {
-      std::int64_t src;
-      std::uint64_t len;
-      std::memcpy(&src, result.data() + off, sizeof src);
-      off += sizeof src;
-      std::memcpy(&len, result.data() + off, sizeof len);
-      off += sizeof len;
       Parcel p;
-      p.peer = static_cast<int>(src);
+      p.peer = static_cast<int>(get<std::int64_t>(result, off));
+      const auto len = get<std::uint64_t>(result, off);
       p.data.assign(result.begin() + static_cast<std::ptrdiff_t>(off),
                     result.begin() + static_cast<std::ptrdiff_t>(off + len));
       off += len;
@@ -89,104 +85,137 @@ class LocalTransport final : public Transport {
     }
   }
 
-  void allreduce(const CommDef& comm, CollRecord* inout, std::size_t n) override {
+  Task<> allreduce(const CommDef& comm, CollRecord* inout, std::size_t n) override {
     const int members = comm.size;
-    auto result = w_.meet({kAllreduce, comm.gid, seq_[{kAllreduce, comm.gid}]++}, members, comm.my_rank,
-                          bytes_of(inout, n), [members, n](LocalWorld::Meeting& m) {
-                            std::vector<CollRecord> acc(n);
-                            copy_out(m.in[0], acc.data(), n);
-                            for (int r = 1; r < members; ++r) {
-                              std::vector<CollRecord> x(n);
-                              copy_out(m.in[r], x.data(), n);
-                              for (std::size_t k = 0; k < n; ++k) combine(acc[k], x[k]);
-                            }
-                            for (auto& o : m.out) o = bytes_of(acc.data(), n);
-                          });
+    auto result = co_await meet(kAllreduce, comm.gid, members, comm.my_rank, bytes_of(inout, n),
+                                [members, n](LocalWorld::Meeting& m) {
+                                  std::vector<CollRecord> acc(n), x(n);
+                                  copy_out(m.in[0], acc.data(), n);
+                                  for (int r = 1; r < members; ++r) {
+                                    copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
+                                    for (std::size_t k = 0; k < n; ++k) combine(acc[k], x[k]);
+                                  }
+                                  for (auto& o : m.out) o = bytes_of(acc.data(), n);
+                                });
     copy_out(result, inout, n);
   }
 
-  void scan(const CommDef& comm, ScanRecord* inout, std::size_t n) override {
+  Task<> scan(const CommDef& comm, ScanRecord* inout, std::size_t n) override {
     const int members = comm.size;
-    auto result = w_.meet({kScan, comm.gid, seq_[{kScan, comm.gid}]++}, members, comm.my_rank, bytes_of(inout, n),
-                          [members, n](LocalWorld::Meeting& m) {
-                            std::vector<ScanRecord> acc(n);
-                            copy_out(m.in[0], acc.data(), n);
-                            m.out[0] = bytes_of(acc.data(), n);
-                            for (int r = 1; r < members; ++r) {
-                              std::vector<ScanRecord> x(n);
-                              copy_out(m.in[r], x.data(), n);
-                              for (std::size_t k = 0; k < n; ++k) combine(acc[k], x[k]);
-                              m.out[r] = bytes_of(acc.data(), n);
-                            }
-                          });
+    auto result = co_await meet(kScan, comm.gid, members, comm.my_rank, bytes_of(inout, n),
+                                [members, n](LocalWorld::Meeting& m) {
+                                  std::vector<ScanRecord> acc(n), x(n);
+                                  copy_out(m.in[0], acc.data(), n);
+                                  m.out[0] = bytes_of(acc.data(), n);
+                                  for (int r = 1; r < members; ++r) {
+                                    copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
+                                    for (std::size_t k = 0; k < n; ++k) combine(acc[k], x[k]);
+                                    m.out[static_cast<std::size_t>(r)] = bytes_of(acc.data(), n);
+                                  }
+                                });
     copy_out(result, inout, n);
+  }
+
+  Task<> allreduce_max(double* inout, std::size_t n) override {
+    const int members = w_.size();
+    auto result = co_await meet(kMax, 0, members, rank_, bytes_of(inout, n), [members, n](LocalWorld::Meeting& m) {
+      std::vector<double> acc(n), x(n);
+      copy_out(m.in[0], acc.data(), n);
+      for (int r = 1; r < members; ++r) {
+        copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
+        for (std::size_t k = 0; k < n; ++k) acc[k] = std::max(acc[k], x[k]);
+      }
+      for (auto& o : m.out) o = bytes_of(acc.data(), n);
+    });
+    copy_out(result, inout, n);
+  }
+
+  Task<> gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) override {
+    const int members = w_.size();
+    auto result = co_await meet(kGather, 0, members, rank_, mine, [members](LocalWorld::Meeting& m) {
+      for (int r = 0; r < members; ++r) {
+        const auto& c = m.in[static_cast<std::size_t>(r)];
+        put<std::uint64_t>(m.out[0], c.size());
+        m.out[0].insert(m.out[0].end(), c.begin(), c.end());
+      }
+    });
+    all.clear();
+    std::size_t off = 0;
+    while (off < result.size()) {
+      const auto len = get<std::uint64_t>(result, off);
+      all.emplace_back(result.begin() + static_cast<std::ptrdiff_t>(off),
+                       result.begin() + static_cast<std::ptrdiff_t>(off + len));
+      off += len;
+    }
   }
 
   void post(int peer, std::vector<std::byte> data) override {
-    std::lock_guard<std::mutex> lock(w_.mu_);
-    w_.mail_[{rank_, peer}].push_back(std::move(data));
-    w_.cv_.notify_all();
+    w_.mail_[{rank_, peer, parity_}].push_back(std::move(data));
+    ++w_.changes_;
   }
-  std::vector<std::byte> take(int peer) override {
-    std::unique_lock<std::mutex> lock(w_.mu_);
-    auto& q = w_.mail_[{peer, rank_}];
-    w_.cv_.wait(lock, [&] { return !q.empty(); });
-    std::vector<std::byte> d = std::move(q.front());
+  Task<std::vector<std::byte>> take(int peer) override {
+    auto& q = w_.mail_[{peer, rank_, parity_}];
+    while (q.empty()) co_await sched_.next_tick();
+    for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
+    std::vector<std::byte> m = std::move(q.front());
     q.pop_front();
-    return d;
+    ++w_.changes_;
+    co_return m;
   }
-  void flush() override {}
+  Task<> flush() override { co_return; }
 
-  void bcast(const CommDef& comm, int root, std::vector<std::byte>& data) override {
+  Task<> bcast(const CommDef& comm, int root, std::vector<std::byte>& data) override {
     const int members = comm.size;
-    data = w_.meet({kBcast, comm.gid, seq_[{kBcast, comm.gid}]++}, members, comm.my_rank, data,
-                   [members, root](LocalWorld::Meeting& m) {
-                     for (int r = 0; r < members; ++r) m.out[static_cast<std::size_t>(r)] = m.in[static_cast<std::size_t>(root)];
-                   });
+    data = co_await meet(kBcast, comm.gid, members, comm.my_rank, data, [members, root](LocalWorld::Meeting& m) {
+      for (int r = 0; r < members; ++r) m.out[static_cast<std::size_t>(r)] = m.in[static_cast<std::size_t>(root)];
+    });
   }
 
-  void reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) override {
+  Task<> reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) override {
     const int members = comm.size;
-    auto result = w_.meet({kReduce, comm.gid, seq_[{kReduce, comm.gid}]++}, members, comm.my_rank,
-                          bytes_of(inout, n), [members, n, root](LocalWorld::Meeting& m) {
-                            std::vector<double> acc(n, 0.0), x(n);
-                            for (int r = 0; r < members; ++r) {
-                              copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
-                              for (std::size_t k = 0; k < n; ++k) acc[k] += x[k];
-                            }
-                            m.out[static_cast<std::size_t>(root)] = bytes_of(acc.data(), n);
-                          });
+    auto result = co_await meet(kReduce, comm.gid, members, comm.my_rank, bytes_of(inout, n),
+                                [members, n, root](LocalWorld::Meeting& m) {
+                                  std::vector<double> acc(n, 0.0), x(n);
+                                  for (int r = 0; r < members; ++r) {
+                                    copy_out(m.in[static_cast<std::size_t>(r)], x.data(), n);
+                                    for (std::size_t k = 0; k < n; ++k) acc[k] += x[k];
+                                  }
+                                  m.out[static_cast<std::size_t>(root)] = bytes_of(acc.data(), n);
+                                });
     if (comm.my_rank == root) copy_out(result, inout, n);
   }
 
-  void allreduce_max(double* inout, std::size_t n) override {
-    const int members = w_.size();
-    auto result = w_.meet({kMax, 0, seq_[{kMax, 0}]++}, members, rank_, bytes_of(inout, n),
-                          [members, n](LocalWorld::Meeting& m) {
-                            std::vector<double> acc(n);
-                            copy_out(m.in[0], acc.data(), n);
-                            for (int r = 1; r < members; ++r) {
-                              std::vector<double> x(n);
-                              copy_out(m.in[r], x.data(), n);
-                              for (std::size_t k = 0; k < n; ++k) acc[k] = std::max(acc[k], x[k]);
-                            }
-                            for (auto& o : m.out) o = bytes_of(acc.data(), n);
-                          });
-    copy_out(result, inout, n);
+ private:
+  // Deposits this rank's part, waits (ticks) until the meeting is complete,
+  // and collects the result.
+  Task<std::vector<std::byte>> meet(int op, std::uint64_t gid, int members, int my_index,
+                                    std::vector<std::byte> contribution,
+                                    std::function<void(LocalWorld::Meeting&)> combine) {
+    const LocalWorld::Key key{op, gid, seq_[{op, gid}]++};
+    LocalWorld::Meeting* m = &w_.deposit(key, members, my_index, std::move(contribution), combine);
+    while (!m->ready) co_await sched_.next_tick();
+    for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
+    co_return w_.collect(key, my_index);
   }
 
- private:
   LocalWorld& w_;
   int rank_;
+  int parity_ = 0;
+  Scheduler sched_;
   std::map<std::pair<int, std::uint64_t>, std::uint64_t> seq_;
 };
 
-LocalWorld::LocalWorld(int ranks) : ranks_(ranks) {}
+LocalWorld::LocalWorld(int ranks, Options options) : ranks_(ranks), options_(options), rng_(options.seed) {}
 
-std::vector<std::byte> LocalWorld::meet(const Key& key, int members, int my_index, std::vector<std::byte> contribution,
-                                        const std::function<void(Meeting&)>& combine_fn) {
-  std::unique_lock<std::mutex> lock(mu_);
-  Meeting& m = meetings_[key];
+int LocalWorld::delay() {
+  if (!options_.scramble) return 0;
+  return static_cast<int>(rng_() % 4);
+}
+
+LocalWorld::Meeting& LocalWorld::deposit(const Key& key, int members, int my_index,
+                                         std::vector<std::byte> contribution,
+                                         const std::function<void(Meeting&)>& combine_fn) {
+  Meeting& m = meetings_[key];  // std::map: references stay valid while others are added
   if (m.expected == 0) {
     m.expected = members;
     m.in.resize(static_cast<std::size_t>(members));
@@ -196,32 +225,63 @@ std::vector<std::byte> LocalWorld::meet(const Key& key, int members, int my_inde
   if (++m.arrived == m.expected) {
     combine_fn(m);
     m.ready = true;
-    cv_.notify_all();
-  } else {
-    cv_.wait(lock, [&] { return m.ready; });
   }
-  std::vector<std::byte> mine = std::move(m.out[static_cast<std::size_t>(my_index)]);
-  if (++m.collected == m.expected) meetings_.erase(key);
+  ++changes_;
+  return m;
+}
+
+std::vector<std::byte> LocalWorld::collect(const Key& key, int my_index) {
+  auto it = meetings_.find(key);
+  std::vector<std::byte> mine = std::move(it->second.out[static_cast<std::size_t>(my_index)]);
+  if (++it->second.collected == it->second.expected) meetings_.erase(it);
+  ++changes_;
   return mine;
 }
 
-void LocalWorld::run(const std::function<void(int, Transport&)>& body) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks_));
+void LocalWorld::run(const std::function<Task<>(int, Transport&)>& body) {
+  std::vector<std::unique_ptr<LocalTransport>> transports;
+  std::vector<Task<>> tasks;
+  for (int r = 0; r < ranks_; ++r) transports.push_back(std::make_unique<LocalTransport>(*this, r));
+  for (int r = 0; r < ranks_; ++r) tasks.push_back(body(r, *transports[static_cast<std::size_t>(r)]));
+  ticks_ = 0;
+  std::uniform_int_distribution<int> coin(0, 1);
+  auto budget = [&] {
+    // Scrambled: half of the resumptions may do only a sliver of local work.
+    return options_.scramble && coin(rng_) == 0 ? std::chrono::nanoseconds(1) : std::chrono::nanoseconds(0);
+  };
   for (int r = 0; r < ranks_; ++r) {
-    threads.emplace_back([&, r] {
-      LocalTransport t(*this, r);
-      try {
-        body(r, t);
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
+    transports[static_cast<std::size_t>(r)]->scheduler().set_budget(budget());
+    tasks[static_cast<std::size_t>(r)].start();
+  }
+  std::vector<int> order(static_cast<std::size_t>(ranks_));
+  for (int r = 0; r < ranks_; ++r) order[static_cast<std::size_t>(r)] = r;
+  int idle_rounds = 0;
+  for (;;) {
+    bool all_done = true;
+    for (auto& t : tasks) all_done = all_done && t.done();
+    if (all_done) break;
+    std::shuffle(order.begin(), order.end(), rng_);
+    const std::uint64_t before = changes_;
+    bool sliced = false;
+    for (int r : order) {
+      Scheduler& s = transports[static_cast<std::size_t>(r)]->scheduler();
+      if (tasks[static_cast<std::size_t>(r)].done() || !s.waiting()) continue;
+      sliced = sliced || !s.waiting_for_remote();
+      ++ticks_;
+      s.resume(budget());
+    }
+    // Late completions count down only while ranks are resumed, so allow a
+    // few rounds without a state change before calling it a deadlock.
+    idle_rounds = (changes_ == before && !sliced) ? idle_rounds + 1 : 0;
+    if (idle_rounds > 16) {
+      std::string who;
+      for (int r = 0; r < ranks_; ++r) {
+        if (!tasks[static_cast<std::size_t>(r)].done()) who += " " + std::to_string(r);
       }
-    });
+      throw std::runtime_error("LocalWorld: deadlock, ranks" + who + " wait for each other");
+    }
   }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  for (auto& t : tasks) t.result();  // rethrows a body's exception
 }
 
 }  // namespace onlinews::analysis

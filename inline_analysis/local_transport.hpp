@@ -1,13 +1,17 @@
-// In-process transport: N virtual ranks, each running on its own thread of
-// one process, meet in shared memory.  Used by unit tests to drive the real
-// replay with hand-built event streams, without MPI.
+// In-process transport for unit tests: N virtual ranks run their replay
+// pipelines as coroutines in one thread, and a driver resumes them in a
+// seeded random order.  With `scramble`, every operation also completes a
+// random number of ticks late and local work is cut into random slices, so
+// the steps of different ranks (and of a rank one epoch ahead of another)
+// finish in every order: a resumable step that only works when steps happen
+// to complete in order fails here.  A round in which no rank can move is a
+// deadlock and throws.
 #pragma once
-#include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -17,11 +21,18 @@ namespace onlinews::analysis {
 
 class LocalWorld {
  public:
-  explicit LocalWorld(int ranks);
+  struct Options {
+    std::uint64_t seed = 1;
+    bool scramble = false;  // late completions and random slicing
+  };
+  explicit LocalWorld(int ranks) : LocalWorld(ranks, Options{}) {}
+  LocalWorld(int ranks, Options options);
   int size() const { return ranks_; }
-  // Runs body(rank, transport) on `size()` threads and waits for all.
-  // Exceptions from a body are rethrown here (the first one).
-  void run(const std::function<void(int, Transport&)>& body);
+  // Runs body(rank, transport) of every rank to completion.  The first
+  // exception of a body is rethrown here; so is a deadlock.
+  void run(const std::function<Task<>(int, Transport&)>& body);
+  // Ticks the last run() took (resumptions of a rank's pipeline).
+  std::uint64_t ticks() const { return ticks_; }
 
  private:
   friend class LocalTransport;
@@ -34,14 +45,19 @@ class LocalWorld {
     std::vector<std::vector<std::byte>> out;  // per member index
   };
   using Key = std::tuple<int, std::uint64_t, std::uint64_t>;  // op, group id, sequence
-  std::vector<std::byte> meet(const Key& key, int members, int my_index, std::vector<std::byte> contribution,
-                              const std::function<void(Meeting&)>& combine);
+  Meeting& deposit(const Key& key, int members, int my_index, std::vector<std::byte> contribution,
+                   const std::function<void(Meeting&)>& combine);
+  std::vector<std::byte> collect(const Key& key, int my_index);
+  // Extra ticks an operation waits after it could complete (scramble).
+  int delay();
 
   int ranks_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Options options_;
+  std::mt19937_64 rng_;
   std::map<Key, Meeting> meetings_;
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mail_;  // (from, to) -> messages
+  std::map<std::tuple<int, int, int>, std::deque<std::vector<std::byte>>> mail_;  // (from, to, parity)
+  std::uint64_t changes_ = 0;  // state changes: a round without any is a deadlock
+  std::uint64_t ticks_ = 0;
 };
 
 }  // namespace onlinews::analysis

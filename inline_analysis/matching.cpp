@@ -144,7 +144,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
   }
 }
 
-void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
   // Messages on mixed communicators are left out on both sides (the set is
   // agreed, so sender and receiver skip the same ones).
   std::map<int, std::vector<SendRecord>> out;
@@ -154,7 +154,7 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
       if (!is_mixed(r.comm_gid)) o.push_back(r);
     }
   }
-  for (const auto& [src, list] : exchange_records(t, out)) {
+  for (const auto& [src, list] : co_await exchange_records(t, out)) {
     for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
   }
   for (auto it = pending.begin(); it != pending.end();) {
@@ -168,7 +168,7 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
     open_sends.clear();
     pending_probes.clear();
     current_match = 0;
-    return;
+    co_return;
   }
   std::sort(completed.begin(), completed.end(),
             [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; });
@@ -213,7 +213,7 @@ void Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
   current_match = 0;
 }
 
-void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   const int me = defs.world_rank;
   LocationState& st = loc(w.location);
   std::unordered_map<std::size_t, std::size_t> probe_of(probed.begin(), probed.end());
@@ -237,7 +237,7 @@ void Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
     back[s.src].push_back(r);
   }
-  auto got = exchange_records(t, back);
+  auto got = co_await exchange_records(t, back);
   // Link each send (or send completion) to its reply.  Sequence numbers are
   // dense per destination and epoch, so index the replies by them.
   std::map<int, std::vector<std::int32_t>> by_seq;

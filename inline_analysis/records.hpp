@@ -97,7 +97,7 @@ std::vector<T> from_bytes(const std::vector<std::byte>& b) {
 // to peer (this rank's own list stays local); returns the lists received,
 // keyed by their source.  Collective over all ranks of `t`.
 template <class T>
-std::map<int, std::vector<T>> exchange_records(Transport& t, const std::map<int, std::vector<T>>& out) {
+Task<std::map<int, std::vector<T>>> exchange_records(Transport& t, const std::map<int, std::vector<T>>& out) {
   const int me = t.rank();
   std::map<int, std::vector<T>> got;
   std::vector<Parcel> send, recv;
@@ -108,9 +108,9 @@ std::map<int, std::vector<T>> exchange_records(Transport& t, const std::map<int,
       send.push_back({peer, to_bytes(list)});
     }
   }
-  t.exchange(send, recv);
+  co_await t.exchange(send, recv);
   for (const auto& p : recv) got[p.peer] = from_bytes<T>(p.data);
-  return got;
+  co_return got;
 }
 
 }  // namespace onlinews::analysis

@@ -131,8 +131,8 @@ void Analyzer::Impl::fill_leaves(const LocationWindow& w, LocationState& st) {
   }
 }
 
-void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
-  if (!dispatch.any(ph)) return;
+Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Scheduler& sched) {
+  if (!dispatch.any(ph)) co_return;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);
   ctx.set_remote(&matched, &replies, &colls);
@@ -141,6 +141,7 @@ void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
     ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
+      if ((k & 4095) == 4095) co_await sched.slice();
       const std::size_t i = ph == Phase::Forward ? k : n - 1 - k;
       const Event& e = w.events[i];
       if (st.annot[i].callpath == kNoCallpath) continue;
@@ -150,7 +151,7 @@ void Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows) {
   }
 }
 
-void Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   sync_in.events = &w.events;
   sync_in.annot = &st.annot;
@@ -159,11 +160,13 @@ void Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   sync_in.location = w.location;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);
-  sync.run(sync_in, dispatch.sync_handlers(), ctx, t);
+  co_await sync.run(sync_in, dispatch.sync_handlers(), ctx, t);
 }
 
-EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
+Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
   Impl& m = *impl_;
+  Scheduler& sched = transport.scheduler();
+  transport.begin_epoch(m.epoch);
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   m.facts = EpochFacts{};
@@ -186,6 +189,7 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   LocationWindow* mpi = nullptr;
   for (auto& w : windows) {
     m.annotate(w);
+    co_await sched.slice();
     m.facts.events += w.events.size();
     m.facts.dropped_events += w.dropped;
     if (w.location == m.options.mpi_location) mpi = &w;
@@ -196,16 +200,17 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
 
   if (m.comm_patterns) {
     m.collect_messages(*mpi);
+    co_await sched.slice();
     // A lost communication event on any rank breaks message and collective
     // alignment for this window: agree on it and analyze time only.
     double lost = mpi->dropped > 0 ? 1.0 : 0.0;
-    transport.allreduce_max(&lost, 1);
+    co_await transport.allreduce_max(&lost, 1);
     m.facts.comm_analysis_skipped = lost > 0;
-    m.agree_comms(transport);
-    m.exchange_and_match(*mpi, transport);
+    co_await m.agree_comms(transport);
+    co_await m.exchange_and_match(*mpi, transport);
     if (!m.facts.comm_analysis_skipped) {
-      m.correct_clocks(*mpi, transport);
-      m.reduce_collectives(*mpi, transport);
+      co_await m.correct_clocks(*mpi, transport);
+      co_await m.reduce_collectives(*mpi, transport);
     } else {
       m.clock_carry = false;  // this window stays uncorrected: nothing to carry on from
     }
@@ -219,12 +224,12 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
     m.facts.t_end = first ? e : std::max(m.facts.t_end, e);
     first = false;
   }
-  m.walk(Phase::Forward, windows);
-  if (m.comm_patterns) m.exchange_replies(*mpi, transport);
+  co_await m.walk(Phase::Forward, windows, sched);
+  if (m.comm_patterns) co_await m.exchange_replies(*mpi, transport);
   const auto t1 = clock::now();
-  m.walk(Phase::Backward, windows);
+  co_await m.walk(Phase::Backward, windows, sched);
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
-    m.run_sync_replay(*mpi, transport);
+    co_await m.run_sync_replay(*mpi, transport);
   }
   {
     ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
@@ -234,7 +239,7 @@ EpochFacts Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& 
   ++m.epoch;
   m.facts.forward_seconds = std::chrono::duration<double>(t1 - t0).count();
   m.facts.backward_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  return m.facts;
+  co_return m.facts;
 }
 
 }  // namespace onlinews::analysis

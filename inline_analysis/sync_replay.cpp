@@ -153,7 +153,7 @@ std::uint64_t SyncReplay::callpath_hash(const Definitions& defs, const CallpathT
   return hashes_[cp];
 }
 
-void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
+Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   const auto& ev = *in.events;
   const auto& an = *in.annot;
   const Definitions& defs = rc.defs();
@@ -200,7 +200,7 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
     notes[f.receiver].push_back(f.seq);
   }
-  for (const auto& [sender, seqs] : exchange_records(t, notes)) {
+  for (const auto& [sender, seqs] : co_await exchange_records(t, notes)) {
     for (const std::uint32_t seq : seqs) {
       auto it = in.postings.find(send_key(sender, seq));
       if (it == in.postings.end()) continue;
@@ -255,17 +255,19 @@ void SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
                    [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
 }
 
-void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
+Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
   in_ = &in;
   transport_ = &t;
-  collect(in, rc, t);
+  co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);
   for (auto* h : handlers) h->begin_walk(ctx);
   // Messages from a peer that arrived before they were needed.
   std::map<std::tuple<int, int, std::uint32_t>, std::vector<std::byte>> stash;
   std::map<int, std::uint64_t> posted, taken;
+  Scheduler& sched = t.scheduler();
   for (std::size_t k = points_.size(); k-- > 1;) {
+    if ((k & 255) == 0) co_await sched.slice();
     SyncPoint& sp = points_[k];
     ctx.set_current(k);
     if ((sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend) && sp.wait > 0) {
@@ -284,7 +286,7 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
         stash.erase(it);
       } else {
         for (;;) {
-          std::vector<std::byte> m = t.take(sp.peer);
+          std::vector<std::byte> m = co_await t.take(sp.peer);
           ++taken[sp.peer];
           ByteReader hr(m.data(), m.size());
           const int kind = hr.get<std::uint8_t>();
@@ -305,10 +307,10 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
       for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
       if (votes.empty()) continue;  // same handlers everywhere: nobody votes
       const CommDef* c = rc.defs().comm(sp.comm);
-      t.reduce_sum(*c, 0, votes.data(), votes.size());
+      co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
       std::vector<std::byte> data(votes.size() * sizeof(double));
       std::memcpy(data.data(), votes.data(), data.size());
-      t.bcast(*c, 0, data);
+      co_await t.bcast(*c, 0, data);
       std::memcpy(votes.data(), data.data(), data.size());
       const double* p = votes.data();
       for (auto* h : handlers) h->scan_result(sp, ctx, p);
@@ -319,11 +321,11 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
         for (auto* h : handlers) h->reference_out(sp, ctx, w);
       }
       std::vector<std::byte> data = std::move(w.bytes);
-      t.bcast(*c, sp.reference, data);
+      co_await t.bcast(*c, sp.reference, data);
       ByteReader r(data.data(), data.size());
       std::vector<double> contrib;
       for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
-      t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
+      co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
       if (c->my_rank == sp.reference) {
         const double* p = contrib.data();
         for (auto* h : handlers) h->reference_in(sp, ctx, p);
@@ -334,12 +336,12 @@ void SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Repl
   // each peer how many it got from us and let it drain what it did not use.
   std::map<int, std::vector<std::uint64_t>> counts;
   for (const auto& [peer, n] : posted) counts[peer].push_back(n);
-  for (const auto& [peer, n] : exchange_records(t, counts)) {
-    for (std::uint64_t i = taken[peer]; i < n.front(); ++i) t.take(peer);
+  for (const auto& [peer, n] : co_await exchange_records(t, counts)) {
+    for (std::uint64_t i = taken[peer]; i < n.front(); ++i) co_await t.take(peer);
   }
-  t.flush();
+  co_await t.flush();
   ctx.set_current(0);
-  for (auto* h : handlers) h->end_walk(ctx);
+  for (auto* h : handlers) co_await h->end_walk(ctx);
 }
 
 }  // namespace onlinews::analysis

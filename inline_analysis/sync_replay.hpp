@@ -145,7 +145,7 @@ class SyncHandler {
   virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
   virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
   // After the walk (collective over all ranks: handlers may exchange).
-  virtual void end_walk(SyncContext&) {}
+  virtual Task<> end_walk(SyncContext&) { co_return; }
 };
 
 // Builds and walks one epoch's synchronization points (engine side).
@@ -167,11 +167,11 @@ class SyncReplay {
   };
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
   // Collective over all ranks.
-  void run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
+  Task<> run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
 
  private:
   friend class SyncContext;
-  void collect(Inputs& in, ReplayContext& rc, Transport& t);
+  Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
   std::vector<SyncPoint> points_;
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;

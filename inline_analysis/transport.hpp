@@ -1,13 +1,18 @@
 // What the replay needs from the outside world to talk to the other ranks.
 // The MPI implementation (runtime/mpi_transport) uses the tool's duplicated
-// communicators; LocalTransport runs several virtual ranks as threads of one
-// process for unit tests.  All calls are collective over the ranks named.
+// communicators with nonblocking calls only; LocalTransport runs several
+// virtual ranks in one thread for unit tests.  Every operation is a
+// coroutine: it suspends on the pipeline's Scheduler (task.hpp) until the
+// other ranks have done their part, so no thread ever blocks in it.
+// Operations are collective over the ranks named, and every rank issues them
+// in the same order.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "definitions.hpp"
+#include "task.hpp"
 
 namespace onlinews::analysis {
 
@@ -44,31 +49,39 @@ class Transport {
   virtual ~Transport() = default;
   virtual int rank() const = 0;  // in MPI_COMM_WORLD
   virtual int size() const = 0;
+  // Where the pipeline suspends (operations wait on next_tick(); local
+  // loops call slice()).
+  virtual Scheduler& scheduler() = 0;
+  // An epoch's operations begin: channels that a rank one epoch ahead may
+  // already use are told apart by the epoch's parity.
+  virtual void begin_epoch(int epoch) = 0;
 
   // Sparse personalized exchange over all ranks: every parcel in `out` goes to
   // its peer; `in` receives the parcels addressed to this rank, each with
   // its source in `peer`, ordered by source rank.
-  virtual void exchange(const std::vector<Parcel>& out, std::vector<Parcel>& in) = 0;
+  virtual Task<> exchange(const std::vector<Parcel>& out, std::vector<Parcel>& in) = 0;
 
   // Element-wise reduction of `n` records over the members of `comm`.
-  virtual void allreduce(const CommDef& comm, CollRecord* inout, std::size_t n) = 0;
+  virtual Task<> allreduce(const CommDef& comm, CollRecord* inout, std::size_t n) = 0;
   // Inclusive prefix reduction (by rank in `comm`) of `n` records.
-  virtual void scan(const CommDef& comm, ScanRecord* inout, std::size_t n) = 0;
+  virtual Task<> scan(const CommDef& comm, ScanRecord* inout, std::size_t n) = 0;
   // Element-wise maximum of `n` values over all ranks.
-  virtual void allreduce_max(double* inout, std::size_t n) = 0;
+  virtual Task<> allreduce_max(double* inout, std::size_t n) = 0;
+  // Every rank's bytes at world rank 0, by rank (empty elsewhere).
+  virtual Task<> gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) = 0;
 
   // --- the backward replay at synchronization points (sync_replay.cpp) ---
-  // Nonblocking send of `data` to world rank `peer` on the replay channel.
+  // Sends `data` to world rank `peer` on the replay channel (returns at once).
   virtual void post(int peer, std::vector<std::byte> data) = 0;
-  // Blocking receive of the next replay-channel message from `peer` (messages
-  // from one peer arrive in the order they were posted).
-  virtual std::vector<std::byte> take(int peer) = 0;
+  // The next replay-channel message from `peer` (messages from one peer
+  // arrive in the order they were posted).
+  virtual Task<std::vector<std::byte>> take(int peer) = 0;
   // Completes every posted send (end of the replay).
-  virtual void flush() = 0;
+  virtual Task<> flush() = 0;
   // The member with rank `root` in `comm` sends `data` to all members.
-  virtual void bcast(const CommDef& comm, int root, std::vector<std::byte>& data) = 0;
+  virtual Task<> bcast(const CommDef& comm, int root, std::vector<std::byte>& data) = 0;
   // Element-wise sum of `n` doubles over the members of `comm`, at `root`.
-  virtual void reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) = 0;
+  virtual Task<> reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) = 0;
 };
 
 }  // namespace onlinews::analysis

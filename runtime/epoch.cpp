@@ -134,7 +134,10 @@ void run_epoch(bool final) {
   publish_regions(s.defs.regions);
   s.mixed_comms = std::max(s.mixed_comms, s.comms.publish_mixed());
   if (s.cfg.verbose >= 3) dump_windows(s);
-  const analysis::EpochFacts facts = s.analyzer->run_epoch(windows, *s.transport);
+  analysis::Task<analysis::EpochFacts> replay = s.analyzer->run_epoch(windows, *s.transport);
+  replay.start();
+  while (!replay.done()) s.transport->scheduler().resume();
+  const analysis::EpochFacts facts = replay.result();
   const double analysis_seconds = MPI_Wtime() - wall0;
 
   write_epoch_output(s, facts, analysis_seconds);

@@ -7,7 +7,7 @@ namespace onlinews::rt {
 namespace {
 
 constexpr int kExchangeTag = 30217;  // + parity of the exchange (see exchange())
-constexpr int kReplayTag = 30300;    // the backward replay's point-to-point channel
+constexpr int kReplayTag = 30300;    // + epoch parity: the backward replay's point-to-point channel
 
 void coll_combine(void* in, void* inout, int* len, MPI_Datatype*) {
   auto* a = static_cast<const analysis::CollRecord*>(in);
@@ -45,12 +45,32 @@ MpiTransport::~MpiTransport() {
   PMPI_Op_free(&scan_op_);
 }
 
+analysis::Task<> MpiTransport::wait(MPI_Request& req) {
+  for (;;) {
+    int done = 0;
+    PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) co_return;
+    co_await sched_.next_tick();
+  }
+}
+
+analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
+  for (;;) {
+    int done = 0;
+    PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) co_return;
+    co_await sched_.next_tick();
+  }
+}
+
 // NBX (Hoefler et al.): synchronous sends complete only when received, so
 // once all of a rank's sends are done it joins a nonblocking barrier; when
 // the barrier completes, every parcel of this exchange has been received.
 // Consecutive exchanges alternate tags: a fast rank may already send parcels
-// of the next exchange while a slow one is still probing in this one.
-void MpiTransport::exchange(const std::vector<analysis::Parcel>& out, std::vector<analysis::Parcel>& in) {
+// of the next exchange while a slow one is still probing in this one (it
+// cannot be two ahead: each exchange ends with the barrier).
+analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out,
+                                        std::vector<analysis::Parcel>& in) {
   const int tag = kExchangeTag + static_cast<int>(exchanges_++ & 1u);
   std::vector<MPI_Request> reqs;
   reqs.reserve(out.size());
@@ -65,95 +85,138 @@ void MpiTransport::exchange(const std::vector<analysis::Parcel>& out, std::vecto
   bool in_barrier = false;
   for (;;) {
     int flag = 0;
+    MPI_Message msg;
     MPI_Status st;
-    PMPI_Iprobe(MPI_ANY_SOURCE, tag, world_, &flag, &st);
+    PMPI_Improbe(MPI_ANY_SOURCE, tag, world_, &flag, &msg, &st);
     if (flag) {
       int count = 0;
       PMPI_Get_count(&st, MPI_BYTE, &count);
       analysis::Parcel p;
       p.peer = st.MPI_SOURCE;
       p.data.resize(static_cast<std::size_t>(count));
-      PMPI_Recv(p.data.data(), count, MPI_BYTE, st.MPI_SOURCE, tag, world_, MPI_STATUS_IGNORE);
+      PMPI_Mrecv(p.data.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
       in.push_back(std::move(p));
       continue;
     }
+    int done = 0;
     if (!in_barrier) {
-      int done = 0;
       PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
       if (done) {
         PMPI_Ibarrier(world_, &barrier);
         in_barrier = true;
+        continue;
       }
     } else {
-      int done = 0;
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
       if (done) break;
     }
+    co_await sched_.next_tick();
   }
   std::stable_sort(in.begin(), in.end(),
                    [](const analysis::Parcel& a, const analysis::Parcel& b) { return a.peer < b.peer; });
 }
 
-void MpiTransport::allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) {
+analysis::Task<> MpiTransport::allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) {
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) return;
-  PMPI_Allreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c);
+  if (c == MPI_COMM_NULL || n == 0) co_return;
+  MPI_Request r;
+  PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c, &r);
+  co_await wait(r);
 }
 
-void MpiTransport::scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) {
+analysis::Task<> MpiTransport::scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) {
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) return;
+  if (c == MPI_COMM_NULL || n == 0) co_return;
   std::vector<analysis::ScanRecord> result(n);
-  PMPI_Scan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c);
+  MPI_Request r;
+  PMPI_Iscan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c, &r);
+  co_await wait(r);
   std::copy(result.begin(), result.end(), inout);
+}
+
+analysis::Task<> MpiTransport::allreduce_max(double* inout, std::size_t n) {
+  MPI_Request r;
+  PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, world_, &r);
+  co_await wait(r);
+}
+
+analysis::Task<> MpiTransport::gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) {
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0), displs(counts.size());
+  MPI_Request r;
+  PMPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world_, &r);
+  co_await wait(r);
+  std::vector<std::byte> flat;
+  if (rank_ == 0) {
+    int total = 0;
+    for (int k = 0; k < size_; ++k) {
+      displs[static_cast<std::size_t>(k)] = total;
+      total += counts[static_cast<std::size_t>(k)];
+    }
+    flat.resize(static_cast<std::size_t>(total));
+  }
+  PMPI_Igatherv(mine.data(), count, MPI_BYTE, flat.data(), counts.data(), displs.data(), MPI_BYTE, 0, world_, &r);
+  co_await wait(r);
+  all.clear();
+  for (int k = 0; k < static_cast<int>(counts.size()); ++k) {
+    const auto b = flat.begin() + displs[static_cast<std::size_t>(k)];
+    all.emplace_back(b, b + counts[static_cast<std::size_t>(k)]);
+  }
 }
 
 void MpiTransport::post(int peer, std::vector<std::byte> data) {
   posted_.push_back(std::move(data));
   posted_requests_.emplace_back();
   const auto& b = posted_.back();
-  PMPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, peer, kReplayTag, world_, &posted_requests_.back());
+  PMPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, peer, kReplayTag + parity_, world_,
+             &posted_requests_.back());
 }
 
-std::vector<std::byte> MpiTransport::take(int peer) {
-  MPI_Status st;
-  PMPI_Probe(peer, kReplayTag, world_, &st);
-  int count = 0;
-  PMPI_Get_count(&st, MPI_BYTE, &count);
-  std::vector<std::byte> d(static_cast<std::size_t>(count));
-  PMPI_Recv(d.data(), count, MPI_BYTE, peer, kReplayTag, world_, MPI_STATUS_IGNORE);
-  return d;
-}
-
-void MpiTransport::flush() {
-  if (!posted_requests_.empty()) {
-    PMPI_Waitall(static_cast<int>(posted_requests_.size()), posted_requests_.data(), MPI_STATUSES_IGNORE);
+analysis::Task<std::vector<std::byte>> MpiTransport::take(int peer) {
+  for (;;) {
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    PMPI_Improbe(peer, kReplayTag + parity_, world_, &flag, &msg, &st);
+    if (flag) {
+      int count = 0;
+      PMPI_Get_count(&st, MPI_BYTE, &count);
+      std::vector<std::byte> d(static_cast<std::size_t>(count));
+      PMPI_Mrecv(d.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      co_return d;
+    }
+    co_await sched_.next_tick();
   }
+}
+
+analysis::Task<> MpiTransport::flush() {
+  if (!posted_requests_.empty()) co_await wait_all(posted_requests_);
   posted_requests_.clear();
   posted_.clear();
 }
 
-void MpiTransport::bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) {
+analysis::Task<> MpiTransport::bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) {
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) return;
+  if (c == MPI_COMM_NULL) co_return;
   std::uint64_t n = data.size();
-  PMPI_Bcast(&n, 1, MPI_UINT64_T, root, c);
+  MPI_Request r;
+  PMPI_Ibcast(&n, 1, MPI_UINT64_T, root, c, &r);
+  co_await wait(r);
   data.resize(n);
-  PMPI_Bcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c);
+  PMPI_Ibcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c, &r);
+  co_await wait(r);
 }
 
-void MpiTransport::reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) {
+analysis::Task<> MpiTransport::reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) {
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) return;
+  if (c == MPI_COMM_NULL || n == 0) co_return;
+  MPI_Request r;
   if (comm.my_rank == root) {
-    PMPI_Reduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c);
+    PMPI_Ireduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
   } else {
-    PMPI_Reduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c);
+    PMPI_Ireduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
   }
-}
-
-void MpiTransport::allreduce_max(double* inout, std::size_t n) {
-  PMPI_Allreduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, world_);
+  co_await wait(r);
 }
 
 }  // namespace onlinews::rt

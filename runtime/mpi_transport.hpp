@@ -1,9 +1,14 @@
 // The replay's Transport over MPI: sparse exchanges on the tool's world
 // communicator (NBX: synchronous sends + a nonblocking barrier), vector
 // reductions of collective instances on each communicator's tool duplicate.
-// Called only inside epochs (ToolScope active), by the MPI thread.
+// Only nonblocking calls: every operation starts its requests, then tests
+// them once per tick of the pipeline's scheduler and suspends in between
+// (task.hpp), so whoever drives the pipeline never waits for another rank.
+// Called by the thread that drives the pipeline (the MPI thread).
 #pragma once
 #include <mpi.h>
+
+#include <deque>
 
 #include "comms.hpp"
 #include "inline_analysis/transport.hpp"
@@ -16,22 +21,31 @@ class MpiTransport final : public analysis::Transport {
   ~MpiTransport() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void exchange(const std::vector<analysis::Parcel>& out, std::vector<analysis::Parcel>& in) override;
-  void allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) override;
-  void scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) override;
-  void allreduce_max(double* inout, std::size_t n) override;
+  analysis::Scheduler& scheduler() override { return sched_; }
+  void begin_epoch(int epoch) override { parity_ = epoch & 1; }
+  analysis::Task<> exchange(const std::vector<analysis::Parcel>& out, std::vector<analysis::Parcel>& in) override;
+  analysis::Task<> allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) override;
+  analysis::Task<> scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) override;
+  analysis::Task<> allreduce_max(double* inout, std::size_t n) override;
+  analysis::Task<> gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) override;
   void post(int peer, std::vector<std::byte> data) override;
-  std::vector<std::byte> take(int peer) override;
-  void flush() override;
-  void bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) override;
-  void reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) override;
+  analysis::Task<std::vector<std::byte>> take(int peer) override;
+  analysis::Task<> flush() override;
+  analysis::Task<> bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) override;
+  analysis::Task<> reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) override;
 
  private:
+  // Suspends until `req` (and `more`) completed, testing once per tick.
+  analysis::Task<> wait(MPI_Request& req);
+  analysis::Task<> wait_all(std::vector<MPI_Request>& reqs);
+
   MPI_Comm world_;
   const CommRegistry& comms_;
   int rank_ = 0, size_ = 1;
+  int parity_ = 0;
   unsigned exchanges_ = 0;
-  std::vector<std::vector<std::byte>> posted_;  // buffers of sends in flight
+  analysis::Scheduler sched_;
+  std::deque<std::vector<std::byte>> posted_;  // buffers of sends in flight
   std::vector<MPI_Request> posted_requests_;
   MPI_Datatype coll_type_ = MPI_DATATYPE_NULL, scan_type_ = MPI_DATATYPE_NULL;
   MPI_Op coll_op_ = MPI_OP_NULL, scan_op_ = MPI_OP_NULL;

@@ -70,9 +70,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
     ++votes;
   }
 
-  void end_walk(SyncContext& ctx) override {
+  Task<> end_walk(SyncContext& ctx) override {
     if (owner_) book(ctx, ctx.window_begin(), segment_end_);
     owner_ = false;
+    co_return;
   }
 
  private:

@@ -146,7 +146,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     sum += (1 + kDelayKinds) * n + 1 + kDelayKinds;
   }
 
-  void end_walk(SyncContext& ctx) override {
+  Task<> end_walk(SyncContext& ctx) override {
     // Send each waiting rank the indirect share of its wait.
     struct Share {
       std::uint32_t seq;
@@ -161,7 +161,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       }
     }
     std::map<std::tuple<int, int, std::uint32_t>, double> indirect;
-    for (const auto& [peer, list] : exchange_records(ctx.transport(), back)) {
+    for (const auto& [peer, list] : co_await exchange_records(ctx.transport(), back)) {
       for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {

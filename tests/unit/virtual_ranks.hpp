@@ -146,12 +146,15 @@ struct RankResult {
 };
 
 // Replays every rank's stream (split at its cuts: all ranks need the same
-// number of cuts) and returns each rank's analyzer.
-inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std::string> selection = {"all"}) {
+// number of cuts) and returns each rank's analyzer.  The virtual ranks run
+// as coroutines in one thread; `world` picks the order in which their steps
+// complete (LocalWorld::Options: seed, scramble).
+inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std::string> selection = {"all"},
+                                      analysis::LocalWorld::Options world_options = {}) {
   const int n = static_cast<int>(ranks.size());
   std::vector<RankResult> out(static_cast<std::size_t>(n));
-  analysis::LocalWorld world(n);
-  world.run([&](int r, analysis::Transport& t) {
+  analysis::LocalWorld world(n, world_options);
+  world.run([&](int r, analysis::Transport& t) -> analysis::Task<> {
     VRank& vr = ranks[static_cast<std::size_t>(r)];
     analysis::AnalysisOptions o;
     o.selection = selection;
@@ -165,7 +168,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
       w[0].events.assign(vr.events.begin() + static_cast<std::ptrdiff_t>(begin),
                          vr.events.begin() + static_cast<std::ptrdiff_t>(end));
       w[0].dropped = begin == 0 ? vr.dropped : 0;
-      out[static_cast<std::size_t>(r)].facts.push_back(a->run_epoch(w, t));
+      out[static_cast<std::size_t>(r)].facts.push_back(co_await a->run_epoch(w, t));
       begin = end;
     }
     out[static_cast<std::size_t>(r)].analyzer = std::move(a);
