@@ -23,6 +23,19 @@ struct LocationWindow {
   std::uint64_t dropped = 0;   // events lost to a full buffer in this window
 };
 
+// How a window is bounded.  A synchronizing cut (a collective spanning and
+// synchronizing all ranks, or MPI_Init/MPI_Finalize) is a synchronization
+// point of every pair of ranks: no synchronization interval reaches across
+// it.  A requested cut is not: intervals that reach back across it are
+// truncated there (and counted), and the critical path's holder at a
+// window's end is found only later (patterns/critical_path.cpp).
+struct WindowBounds {
+  bool starts_synchronized = true;
+  bool ends_synchronized = true;
+  std::int64_t begin = 0;  // ns: the boundary the window starts at (0: its first event)
+  std::int64_t end = 0;    // ns: the boundary it ends at (0: its last event)
+};
+
 struct AnalysisOptions {
   // Pattern names or groups to run ("all" = every pattern).  Time and visits
   // always run.
@@ -43,6 +56,8 @@ struct EpochFacts {
   std::uint64_t clock_violations = 0;      // receives/probes found before their send
   std::uint64_t clock_violations_corrected = 0;  // of those, how many the correction fixed
   bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
+  std::uint64_t truncated_intervals = 0;   // delay-cost intervals cut short by a requested cut
+  // Local work (not waiting), as far as the driver's slices show it:
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points
 };
@@ -56,8 +71,11 @@ class Analyzer {
 
   // Replays one epoch.  Collective over all ranks of `transport`; suspends
   // on its scheduler whenever it waits for them.
-  Task<EpochFacts> run_epoch(std::vector<LocationWindow>& windows, Transport& transport);
+  Task<EpochFacts> run_epoch(std::vector<LocationWindow>& windows, Transport& transport, WindowBounds bounds = {});
 
+  // Communicators every member freed, agreed in the last epoch: the runtime
+  // may release its duplicates now.
+  const std::vector<std::uint64_t>& retired_comms() const;
   const CallpathTree& callpaths() const;
   const Profile& profile() const;
   int epochs() const;

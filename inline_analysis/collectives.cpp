@@ -33,15 +33,20 @@ void combine(ScanRecord& a, const ScanRecord& b) {
 
 Task<> Analyzer::Impl::agree_comms(Transport& t) {
   coll_agreed.clear();
+  retired.clear();
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
   for (std::size_t id = 0; id < defs.comms.size(); ++id) {
     const CommDef& c = defs.comms[id];
     if (!c.usable || c.my_rank < 0) continue;
+    // Not yet on every member (see CommDef::active_from): nothing of it in
+    // this epoch, and another member may not know it yet.
+    if (c.active_from > static_cast<std::uint32_t>(epoch) + 1) continue;
     if (c.size > 1) {
       order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
-    } else if (c.mixed_p2p) {
-      mixed_p2p.insert(c.gid);  // nobody else to agree with
+      continue;
     }
+    if (c.mixed_p2p) mixed_p2p.insert(c.gid);  // nobody else to agree with
+    if (c.freed) retired.push_back(c.gid);
   }
   std::sort(order.begin(), order.end());
   for (const auto& [gid, id] : order) {
@@ -54,9 +59,11 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     head.max_enter = head.min_enter = static_cast<std::int64_t>(n);
     head.root_bytes = c.mixed_p2p || mixed_p2p.count(gid) != 0 ? 1 : 0;
     head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
+    head.min_leave = c.freed ? 1 : 0;  // all members freed it: release it after this epoch
     head.max_enter_rank = head.max_sender_rank = 0;
-    head.min_leave = head.max_sender_enter = 0;
+    head.max_sender_enter = 0;
     co_await t.allreduce(c, &head, 1);
+    if (head.min_leave == 1) retired.push_back(gid);
     if (head.root_bytes > 0) mixed_p2p.insert(gid);
     if (head.root_enter > 0) mixed_collective.insert(gid);
     coll_agreed[id] = head.max_enter == head.min_enter && head.root_enter == 0 ? n : 0;

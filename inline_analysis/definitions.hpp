@@ -61,6 +61,12 @@ struct CommDef {
   // Used by a thread whose calls are not analyzed (runtime/comms.hpp), for
   // point-to-point calls / collectives: those are not matched.
   bool mixed_p2p = false, mixed_collective = false;
+  bool freed = false;             // freed by the application, requests done: may be released
+  // First boundary whose epoch (the one it ends) takes this communicator
+  // into the per-communicator agreements: every member has created it by
+  // then, and none of its collective instances lies in an earlier epoch
+  // (runtime/comms.cpp).  0 for communicators that exist from the start.
+  std::uint32_t active_from = 0;
   int world_rank_of(int r) const {
     return (r >= 0 && r < static_cast<int>(world_ranks.size())) ? world_ranks[r] : -1;
   }

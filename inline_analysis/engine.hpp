@@ -118,6 +118,7 @@ struct Analyzer::Impl {
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
   std::map<std::uint16_t, std::size_t> coll_agreed;  // comm id -> instances every member has (0: skip)
+  std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;
   std::vector<CollResult> colls;

@@ -84,6 +84,7 @@ Analyzer::~Analyzer() = default;
 const CallpathTree& Analyzer::callpaths() const { return impl_->callpaths; }
 const Profile& Analyzer::profile() const { return impl_->profile; }
 int Analyzer::epochs() const { return impl_->epoch; }
+const std::vector<std::uint64_t>& Analyzer::retired_comms() const { return impl_->retired; }
 std::vector<std::string> Analyzer::active_patterns() const { return impl_->pattern_names; }
 
 void Analyzer::Impl::annotate(LocationWindow& w) {
@@ -158,17 +159,20 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   sync_in.links = &st.links;
   sync_in.colls = &colls;
   sync_in.location = w.location;
+  sync_in.open_callpath = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);
   co_await sync.run(sync_in, dispatch.sync_handlers(), ctx, t);
 }
 
-Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport) {
+Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Transport& transport,
+                                     WindowBounds bounds) {
   Impl& m = *impl_;
   Scheduler& sched = transport.scheduler();
   transport.begin_epoch(m.epoch);
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  // Local work only (the scheduler counts the slices it resumed), not the
+  // time spent waiting for other ranks.
+  const double t0 = sched.busy_seconds();
   m.facts = EpochFacts{};
   m.facts.index = m.epoch;
   m.profile.reset_epoch();
@@ -183,6 +187,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.probed.clear();
   m.late_sender_waits.clear();
   m.sync_in = SyncReplay::Inputs{};
+  m.sync_in.bounds = bounds;
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
@@ -198,6 +203,12 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   empty.location = m.options.mpi_location;
   if (mpi == nullptr) mpi = &empty;
 
+  m.retired.clear();
+  if (!m.comm_patterns) {  // no analysis needs the duplicates: release freed ones at once
+    for (const auto& c : m.defs.comms) {
+      if (c.freed) m.retired.push_back(c.gid);
+    }
+  }
   if (m.comm_patterns) {
     m.collect_messages(*mpi);
     co_await sched.slice();
@@ -226,10 +237,11 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   }
   co_await m.walk(Phase::Forward, windows, sched);
   if (m.comm_patterns) co_await m.exchange_replies(*mpi, transport);
-  const auto t1 = clock::now();
+  const double t1 = sched.busy_seconds();
   co_await m.walk(Phase::Backward, windows, sched);
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, transport);
+    m.facts.truncated_intervals = m.sync.truncated();
   }
   {
     ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
@@ -237,8 +249,8 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }
   ++m.epoch;
-  m.facts.forward_seconds = std::chrono::duration<double>(t1 - t0).count();
-  m.facts.backward_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  m.facts.forward_seconds = t1 - t0;
+  m.facts.backward_seconds = sched.busy_seconds() - t1;
   co_return m.facts;
 }
 

@@ -44,13 +44,18 @@ Transport& SyncContext::transport() { return *r_.transport_; }
 std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
 
 std::int64_t SyncContext::window_begin() const {
+  if (r_.in_->bounds.begin > 0) return r_.in_->bounds.begin;
   const auto& e = *r_.in_->events;
   return e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
 }
 std::int64_t SyncContext::window_end() const {
   const auto& e = *r_.in_->events;
-  return e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
+  const std::int64_t last = e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
+  return std::max(last, r_.in_->bounds.end);
 }
+bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
+bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
+void SyncContext::note_truncated() { ++r_.truncated_; }
 
 std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
@@ -83,10 +88,35 @@ TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
   const auto& ev = *r_.in_->events;
   const auto& an = *r_.in_->annot;
   const auto& tree = rc_.callpaths();
-  if (ev.size() < 2 || t1 <= t0) return out;
+  if (t1 <= t0) return out;
+  if (ev.empty()) {  // a requested window in which this rank recorded nothing
+    if (r_.in_->open_callpath != kNoCallpath) {
+      out.callpaths.push_back(r_.in_->open_callpath);
+      out.seconds.push_back(secs(t1 - t0));
+    }
+    return out;
+  }
   auto& acc = r_.scratch_;
   auto& touched = r_.touched_;
   if (acc.size() < tree.size()) acc.resize(tree.size(), 0.0);
+  auto charge = [&](std::uint32_t cp, std::int64_t a, std::int64_t b) {
+    if (b <= a || cp == kNoCallpath || cp >= acc.size()) return;
+    if (acc[cp] == 0.0) touched.push_back(cp);
+    acc[cp] += secs(b - a);
+  };
+  // A window that ends (or starts) at a requested cut reaches past its last
+  // (before its first) event: that time belongs to the region open there.
+  const auto first = static_cast<std::int64_t>(ev.front().time), last = static_cast<std::int64_t>(ev.back().time);
+  if (t0 < first) {
+    std::uint32_t cp = an.front().callpath;  // open before the first event
+    if (ev.front().kind == EventKind::Enter && cp != kNoCallpath) cp = tree.node(cp).parent;
+    charge(cp, t0, std::min(first, t1));
+  }
+  if (t1 > last) {
+    std::uint32_t cp = an.back().callpath;  // open after the last event
+    if (ev.back().kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
+    charge(cp, std::max(last, t0), t1);
+  }
   // The event whose following interval contains t0.
   std::size_t i = static_cast<std::size_t>(
       std::upper_bound(ev.begin(), ev.end(), t0,
@@ -96,12 +126,9 @@ TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
   for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
     const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
     const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(ev[i + 1].time), t1);
-    if (b <= a) continue;
     std::uint32_t cp = an[i].callpath;  // the call path that owns the time after event i
     if (ev[i].kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
-    if (cp == kNoCallpath || cp >= acc.size()) continue;
-    if (acc[cp] == 0.0) touched.push_back(cp);
-    acc[cp] += secs(b - a);
+    charge(cp, a, b);
   }
   for (std::uint32_t cp : touched) {
     out.callpaths.push_back(cp);
@@ -169,7 +196,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   SyncPoint start;
   start.kind = SyncKind::Start;
   start.all_ranks = true;
-  start.enter = ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
+  start.enter = in.bounds.begin > 0 ? in.bounds.begin : ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
   points_.push_back(start);
 
   for (const auto& f : in.late_senders) {
@@ -258,6 +285,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
 Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
   in_ = &in;
   transport_ = &t;
+  truncated_ = 0;
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis.hpp"
 #include "pattern.hpp"
 
 namespace onlinews::analysis {
@@ -115,6 +116,13 @@ class SyncContext {
   TimeMap time_map(std::int64_t t0, std::int64_t t1);
   std::int64_t window_begin() const;
   std::int64_t window_end() const;
+  // How the window is bounded (analysis.hpp, WindowBounds).
+  bool starts_synchronized() const;
+  bool ends_synchronized() const;
+  int world_size() const { return rc_.defs().world_size; }
+  // A wait whose synchronization interval began before the window, at a
+  // requested cut: its interval was cut short there.
+  void note_truncated();
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   Transport& transport();
 
@@ -164,8 +172,12 @@ class SyncReplay {
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.
     std::unordered_map<std::uint64_t, std::size_t> postings;
+    WindowBounds bounds;
+    std::uint32_t open_callpath = kNoCallpath;  // open after the window's last event (for an empty window)
   };
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
+  // Waits of the last run whose interval a requested cut truncated.
+  std::uint64_t truncated() const { return truncated_; }
   // Collective over all ranks.
   Task<> run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
 
@@ -178,6 +190,7 @@ class SyncReplay {
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)
   std::vector<double> scratch_;
   std::vector<std::uint32_t> touched_;
+  std::uint64_t truncated_ = 0;
 };
 
 }  // namespace onlinews::analysis

@@ -62,6 +62,7 @@ class Task {
     }
   };
 
+  Task() = default;  // empty: done()
   Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
   Task& operator=(Task&& o) noexcept {
     if (this != &o) {
@@ -107,6 +108,7 @@ class Task<void> {
     void return_void() noexcept {}
   };
 
+  Task() = default;  // empty: done()
   Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
   Task& operator=(Task&& o) noexcept {
     if (this != &o) {
@@ -180,7 +182,10 @@ class Scheduler {
     budget_ = budget;
     slice_start_ = clock::now();
     h.resume();
+    busy_ += clock::now() - slice_start_;
   }
+  // Time spent in resumed slices (local work and the tests of requests).
+  double busy_seconds() const { return std::chrono::duration<double>(busy_).count(); }
   void set_budget(std::chrono::nanoseconds budget) {
     budget_ = budget;
     slice_start_ = clock::now();
@@ -192,6 +197,7 @@ class Scheduler {
   bool remote_ = false;
   std::chrono::nanoseconds budget_{0};
   clock::time_point slice_start_{};
+  clock::duration busy_{0};
 };
 
 }  // namespace onlinews::analysis

@@ -58,6 +58,8 @@ hid_t epoch_row_type() {
   H5Tinsert(t, "analysis_seconds", HOFFSET(EpochRow, analysis_seconds), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "cross_epoch_messages", HOFFSET(EpochRow, cross_epoch_messages), H5T_NATIVE_INT64);
   H5Tinsert(t, "dropped_events", HOFFSET(EpochRow, dropped_events), H5T_NATIVE_INT64);
+  H5Tinsert(t, "truncated_intervals", HOFFSET(EpochRow, truncated_intervals), H5T_NATIVE_INT64);
+  H5Tinsert(t, "cut", HOFFSET(EpochRow, cut), H5T_NATIVE_INT32);
   return t;
 }
 

@@ -20,6 +20,8 @@ struct EpochRow {
   double analysis_seconds = 0;
   std::int64_t cross_epoch_messages = 0;
   std::int64_t dropped_events = 0;
+  std::int64_t truncated_intervals = 0;  // synchronization intervals a requested cut split
+  std::int32_t cut = 0;                  // how the window ended: 1 synchronizing, 2 requested, +4 final
 };
 
 struct MetricDef {

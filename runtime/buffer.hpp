@@ -55,6 +55,7 @@ class ThreadBuffer {
   // its events and Leave close it.
   void resume_poll() { deferred_leave_ = 0; }
 
+
  private:
   void flush_deferred() {
     const std::uint64_t t = deferred_leave_;
@@ -87,6 +88,8 @@ class ThreadBuffer {
   double fill() const {
     return static_cast<double>(queue_.read_available()) / static_cast<double>(capacity_);
   }
+  // Events waiting to be drained (consumer side; approximate elsewhere).
+  std::size_t size() const { return queue_.read_available(); }
   int thread_index() const { return thread_index_; }
   std::size_t capacity() const { return capacity_; }
 

@@ -39,6 +39,7 @@ void CommRegistry::init(int world_rank, int world_size) {
   w.in_use = true;
   w.spans_world = true;
   PMPI_Comm_dup(MPI_COMM_WORLD, &w.tool);
+  PMPI_Comm_dup(MPI_COMM_WORLD, &w.decide);
   analysis::CommDef& wd = defs_.comms[world_id_];
   wd = {kWorldGid, world_size, world_rank, {}, true};
   wd.world_ranks.resize(static_cast<std::size_t>(world_size));
@@ -53,7 +54,7 @@ void CommRegistry::init(int world_rank, int world_size) {
   by_handle_[key(MPI_COMM_SELF)] = self;
 }
 
-int CommRegistry::add(MPI_Comm c) {
+int CommRegistry::add(MPI_Comm c, std::uint32_t boundaries) {
   if (c == MPI_COMM_NULL) return kUnknownComm;
   int inter = 0;
   PMPI_Comm_test_inter(c, &inter);
@@ -76,10 +77,18 @@ int CommRegistry::add(MPI_Comm c) {
   PMPI_Group_translate_ranks(g, size, local.data(), world_group_, world_ranks.data());
   PMPI_Group_free(&g);
   // A global id every member agrees on: the leader's world rank and its own
-  // creation count (unique without any global counter).
-  std::uint64_t gid = 0;
-  if (rank == 0) gid = (static_cast<std::uint64_t>(world_rank_ + 1) << 32) | ++created_;
-  PMPI_Bcast(&gid, 1, MPI_UINT64_T, 0, tool);
+  // creation count (unique without any global counter).  And the boundary
+  // from which the analysis takes the communicator into its per-epoch
+  // agreements: one past the most boundaries any member knows now.  A member
+  // analyzes that epoch only after it learned that boundary, i.e. after it
+  // created the communicator; and every collective on it completes after
+  // all members created it, so after every boundary a member knew then.
+  std::uint64_t v[2] = {rank == 0 ? (static_cast<std::uint64_t>(world_rank_ + 1) << 32) | ++created_ : 0,
+                        boundaries};
+  PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, tool);
+  const std::uint64_t gid = v[0];
+  MPI_Comm decide = MPI_COMM_NULL;
+  if (size == world_size_) PMPI_Comm_dup(tool, &decide);
 
   SharedGuard guard;
   const int id = allocate();
@@ -93,6 +102,7 @@ int CommRegistry::add(MPI_Comm c) {
   r.in_use = true;
   r.spans_world = size == world_size_;
   r.tool = tool;
+  r.decide = decide;
   analysis::CommDef& d = defs_.comms[id];
   d = analysis::CommDef{};
   d.size = size;
@@ -100,33 +110,48 @@ int CommRegistry::add(MPI_Comm c) {
   d.world_ranks = std::move(world_ranks);
   d.gid = gid;
   d.usable = true;
+  d.active_from = static_cast<std::uint32_t>(v[1] + 1);
   by_handle_[key(c)] = id;
   by_gid_[gid] = id;
   cache_comm_ = MPI_COMM_NULL;
   return id;
 }
 
-void CommRegistry::mark_freed(MPI_Comm c) {
+void CommRegistry::mark_freed(MPI_Comm c, std::uint64_t when) {
   auto it = by_handle_.find(key(c));
   if (it == by_handle_.end()) return;
   recs_[it->second].freed = true;
+  recs_[it->second].freed_ns = when;
   by_handle_.erase(it);  // MPI may hand out the same handle for a new communicator
   cache_comm_ = MPI_COMM_NULL;
 }
 
-void CommRegistry::retire_freed() {
+void CommRegistry::publish_freed(std::uint64_t window_end) {
+  SharedGuard guard;
+  for (std::size_t id = 0; id < recs_.size(); ++id) {
+    const CommRecord& r = recs_[id];
+    defs_.comms[id].freed = r.in_use && r.freed && r.freed_ns < window_end && r.open_requests == 0;
+  }
+}
+
+void CommRegistry::retire(const std::vector<std::uint64_t>& gids) {
   std::vector<MPI_Comm> release;
   {
     SharedGuard guard;
-    for (std::size_t id = 0; id < recs_.size(); ++id) {
-      CommRecord& r = recs_[id];
-      if (!r.in_use || !r.freed || r.open_requests > 0) continue;
-      if (r.tool != MPI_COMM_NULL) release.push_back(r.tool);
-      by_gid_.erase(defs_.comms[id].gid);
-      defs_.comms[id].usable = false;
-      defs_.comms[id].my_rank = -1;
+    for (const std::uint64_t gid : gids) {
+      auto it = by_gid_.find(gid);
+      if (it == by_gid_.end()) continue;
+      const int id = it->second;
+      CommRecord& r = recs_[static_cast<std::size_t>(id)];
+      if (!r.in_use || !r.freed) continue;
+      for (MPI_Comm c : {r.tool, r.decide}) {
+        if (c != MPI_COMM_NULL) release.push_back(c);
+      }
+      by_gid_.erase(it);
+      defs_.comms[static_cast<std::size_t>(id)].usable = false;
+      defs_.comms[static_cast<std::size_t>(id)].my_rank = -1;
       r = CommRecord{};
-      free_ids_.push_back(static_cast<int>(id));
+      free_ids_.push_back(id);
     }
   }
   for (MPI_Comm& c : release) PMPI_Comm_free(&c);
@@ -135,6 +160,7 @@ void CommRegistry::retire_freed() {
 void CommRegistry::release_all() {
   for (auto& r : recs_) {
     if (r.tool != MPI_COMM_NULL) PMPI_Comm_free(&r.tool);
+    if (r.decide != MPI_COMM_NULL) PMPI_Comm_free(&r.decide);
     r = CommRecord{};
   }
   if (world_group_ != MPI_GROUP_NULL) PMPI_Group_free(&world_group_);

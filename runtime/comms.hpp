@@ -25,9 +25,12 @@ constexpr int kUnknownComm = -1;
 
 struct CommRecord {
   MPI_Comm app = MPI_COMM_NULL;
-  MPI_Comm tool = MPI_COMM_NULL;  // duplicate, or MPI_COMM_NULL (unusable comm)
+  MPI_Comm tool = MPI_COMM_NULL;  // duplicate, or MPI_COMM_NULL (unusable comm): the analysis' collectives
+  MPI_Comm decide = MPI_COMM_NULL;  // spans_world only: another duplicate for the cut decisions, which
+                                    // run in the application's collective, out of step with the analysis
   bool spans_world = false;       // all ranks of MPI_COMM_WORLD: eligible for cuts
-  bool freed = false;             // freed by the application: retire after the next epoch
+  bool freed = false;             // freed by the application: retire after the epoch of the free
+  std::uint64_t freed_ns = 0;     // when (global ns): the window that contains it must be analyzed first
   bool in_use = false;
   std::uint32_t open_requests = 0;
   // Cut pacing (epoch.cpp): eligible collectives since the last decision and
@@ -54,13 +57,19 @@ class CommRegistry {
     cache_id_ = it->second;
     return it->second;
   }
-  // Registers a communicator the application just created.  Collective over
-  // `c`'s members.  Returns the id, or kUnknownComm when it cannot be tracked.
-  int add(MPI_Comm c);
-  // The application freed `c` (called before PMPI_Comm_free).
-  void mark_freed(MPI_Comm c);
-  // After an epoch: release communicators freed before it.
-  void retire_freed();
+  // Registers a communicator the application just created; this rank knows
+  // `boundaries` epoch boundaries.  Collective over `c`'s members.  Returns
+  // the id, or kUnknownComm when it cannot be tracked.
+  int add(MPI_Comm c, std::uint32_t boundaries);
+  // The application freed `c` at `when` (global ns).
+  void mark_freed(MPI_Comm c, std::uint64_t when);
+  // Before the epoch whose window ends at `window_end` (global ns): marks
+  // in the definitions the communicators the application freed in or
+  // before that window and whose requests are all done (the analysis agrees
+  // with the other members when all of them may be released).
+  void publish_freed(std::uint64_t window_end);
+  // After an epoch: releases the communicators all members agreed on.
+  void retire(const std::vector<std::uint64_t>& gids);
   // After an epoch: restart the fill-rate estimate of every communicator.
   void epoch_done() {
     for (auto& r : recs_) r.collectives_since_epoch = 0;

@@ -32,6 +32,19 @@ constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
 }  // namespace evflag
 
+// True for events a call records after its MPI function returned (they end
+// with the call's Leave and belong to the window of that Leave); the others
+// (Send, SendRequest, RecvRequest) carry the call's enter time.
+inline bool completes_call(EventKind k) {
+  switch (k) {
+    case EventKind::Recv: case EventKind::RecvComplete: case EventKind::SendComplete:
+    case EventKind::Probe: case EventKind::Match: case EventKind::CollectiveEnd:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
 // library's own values to these).
 constexpr std::int32_t kAnySource = -1;

@@ -155,6 +155,7 @@ def gen_wrapper(f):
     if f.hook not in ("init", "finalize"):
         body.append(f"  if (!::onlinews::rt::recording()) return P{f.name}({args});\n")
     body.append(f"  ::onlinews::rt::Call c(::onlinews::rt::kRegion_{f.name});\n")
+    body.append("  c.caller = __builtin_return_address(0);\n")
     if f.mode != "0":
         body.append(f"  c.mode = {f.mode};\n")
     if f.hook == "coll":

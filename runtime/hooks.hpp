@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "mpi_regions.gen.hpp"
+#include "progress.hpp"
 #include "runtime.hpp"
 
 namespace onlinews::rt {
@@ -16,6 +17,7 @@ namespace onlinews::rt {
 struct Call {
   explicit Call(std::uint32_t r) : region(r) {}
   std::uint32_t region;
+  const void* caller = nullptr;  // the application's return address into the wrapper
   std::uint8_t mode = 0;  // evflag send mode bits
   CollBytes bytes_rule = CollBytes::None;
   // Roles (see mpi_functions.spec).
@@ -110,7 +112,7 @@ inline void count_time_only_call() {
 
 // Shared by the hooks: enter/leave of the intercepted call itself.
 inline void call_enter(Call& c) {
-  c.t_enter = raw_now();
+  c.t_enter = entry_time(c.caller, c.region);
   record_enter(c.t_enter, c.region);
   if (!on_mpi_thread()) count_time_only_call();
 }

@@ -15,7 +15,7 @@ void post_comm_new(Call& c, int rc) {
   record_enter(raw_now(), tool_region_setup());
   {
     ToolScope tool;
-    const int id = s->comms.add(*c.newcomm);
+    const int id = s->comms.add(*c.newcomm, s->cuts->known());
     if (id != kUnknownComm && c.region == kRegion_MPI_Cart_create && !s->have_topology &&
         s->defs.comms[id].size == s->size && c.ndims > 0 && c.dims != nullptr) {
       s->have_topology = true;
@@ -36,8 +36,9 @@ void pre_comm_free(Call& c) {
 void post_comm_free(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && s != nullptr) {
+    const std::uint64_t when = s->clock_sync.to_global(monotonic_ns());
     SharedGuard guard;
-    s->comms.mark_freed(c.comm);
+    s->comms.mark_freed(c.comm, when);
   }
   call_leave();
 }

@@ -59,7 +59,7 @@ inline std::uint64_t message_key(MPI_Message m) {
 // something, and folds unsuccessful calls in a row into one visit otherwise
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) {
-  c.t_enter = raw_now();
+  c.t_enter = entry_time(c.caller, c.region);
   if (!on_mpi_thread()) count_time_only_call();
 }
 // A poll that found something: its events and call_leave() follow.  After

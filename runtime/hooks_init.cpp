@@ -15,6 +15,7 @@
 
 #include "hooks_common.hpp"
 #include "mpi_transport.hpp"
+#include "progress.hpp"
 #include "regions.hpp"
 #include "shared_guard.hpp"
 
@@ -163,8 +164,12 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
   analysis::AnalysisOptions opts;
   opts.selection = s.cfg.analyses;
-  s.analyzer = std::make_unique<analysis::Analyzer>(s.defs, opts);
+  s.analysis_defs = s.defs;
+  s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, opts);
   s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);
+  s.pipeline = std::make_unique<Pipeline>(s);
+  s.cuts = std::make_unique<CutProtocol>(s);
+  s.cuts->init();
 
   mark_mpi_thread();
   set_state(&s);
@@ -197,6 +202,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     b->push(Event::enter(t_pmpi_done, tool_region_setup()));
     b->push(Event::leave(raw_now()));
   }
+  init_progress();
   return true;
 }
 
@@ -253,8 +259,9 @@ void pre_finalize(Call& c) {
   record_leave(t2);  // MPI_Finalize
   record_leave(t2);  // root region
   ++t_in_tool;
+  t_progress_gate = UINT64_MAX;
   try {
-    run_epoch(true);
+    final_epoch(t2);
     s->finalize_leave_ns = global_ns(*s, t2);
     g_recording.store(false);
     finish_output(*s);

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "inline_analysis/metrics.hpp"
+#include "mpi_transport.hpp"
+#include "progress.hpp"
 #include "postpass/postpass.hpp"
 #include "state.hpp"
 
@@ -95,62 +98,56 @@ void open_output(State& s) {
   bcast_string(s.output_path, s.tool_world);
 }
 
-void write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds) {
+analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds,
+                                    std::uint8_t cut_kind) {
   const analysis::Profile& prof = s.analyzer->profile();
   const int nloc = prof.locations();
-  std::vector<double> mine;
-  mine.reserve(static_cast<std::size_t>(nloc) * analysis::kMetricCount);
+  // Each rank's facts as doubles, then its locations' exclusive values: one
+  // gather at rank 0.
+  enum Fact : std::size_t {
+    kBegin, kEnd,  // s since start; -1 if no events
+    kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
+    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kF
+  };
+  const double rel = static_cast<double>(s.start_ns);
+  std::vector<double> mine(kF, 0.0);
+  mine[kBegin] = facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0;
+  mine[kEnd] = facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0;
+  mine[kEvents] = static_cast<double>(facts.events);
+  mine[kDropped] = static_cast<double>(facts.dropped_events);
+  mine[kCrossEpoch] = static_cast<double>(facts.cross_epoch_messages);
+  mine[kUnmatched] = static_cast<double>(facts.unmatched_receives);
+  mine[kSkipped] = facts.comm_analysis_skipped ? 1.0 : 0.0;
+  mine[kAnalysis] = analysis_seconds;
+  mine[kLocations] = static_cast<double>(nloc);
+  mine[kForward] = facts.forward_seconds;
+  mine[kBackward] = facts.backward_seconds;
+  mine[kUnreceivedProbes] = static_cast<double>(facts.unreceived_probes);
+  mine[kClockViolations] = static_cast<double>(facts.clock_violations);
+  mine[kClockCorrected] = static_cast<double>(facts.clock_violations_corrected);
+  mine[kTruncated] = static_cast<double>(facts.truncated_intervals);
   for (int l = 0; l < nloc; ++l) {
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
   }
-  // Each rank's facts, gathered at rank 0 as doubles.
-  enum Fact : std::size_t {
-    kBegin, kEnd,  // s since start; -1 if no events
-    kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
-    kUnreceivedProbes, kClockViolations, kClockCorrected, kF
-  };
-  const double rel = static_cast<double>(s.start_ns);
-  double f[kF] = {};
-  f[kBegin] = facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0;
-  f[kEnd] = facts.events ? (static_cast<double>(facts.t_end) - rel) * 1e-9 : -1.0;
-  f[kEvents] = static_cast<double>(facts.events);
-  f[kDropped] = static_cast<double>(facts.dropped_events);
-  f[kCrossEpoch] = static_cast<double>(facts.cross_epoch_messages);
-  f[kUnmatched] = static_cast<double>(facts.unmatched_receives);
-  f[kSkipped] = facts.comm_analysis_skipped ? 1.0 : 0.0;
-  f[kAnalysis] = analysis_seconds;
-  f[kLocations] = static_cast<double>(nloc);
-  f[kForward] = facts.forward_seconds;
-  f[kBackward] = facts.backward_seconds;
-  f[kUnreceivedProbes] = static_cast<double>(facts.unreceived_probes);
-  f[kClockViolations] = static_cast<double>(facts.clock_violations);
-  f[kClockCorrected] = static_cast<double>(facts.clock_violations_corrected);
-  std::vector<double> all_f(s.rank == 0 ? kF * static_cast<std::size_t>(s.size) : 0);
-  PMPI_Gather(f, static_cast<int>(kF), MPI_DOUBLE, all_f.data(), static_cast<int>(kF), MPI_DOUBLE, 0, s.tool_world);
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(s.size)), displs(static_cast<std::size_t>(s.size));
-  PMPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, s.tool_world);
-  std::vector<double> all;
-  if (s.rank == 0) {
-    int total = 0;
-    for (int r = 0; r < s.size; ++r) {
-      displs[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  PMPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
-               s.tool_world);
-  if (s.rank != 0) return;
+  std::vector<std::byte> bytes(mine.size() * sizeof(double));
+  std::memcpy(bytes.data(), mine.data(), bytes.size());
+  std::vector<std::vector<std::byte>> all;
+  co_await s.transport->gather(bytes, all);
+  if (s.rank != 0) co_return;
 
   io::EpochRow row;
   row.index = facts.index;
+  row.cut = cut_kind;
   double tb = -1, te = -1;
   double forward = 0, backward = 0;
   bool skipped = false;
-  for (int r = 0; r < s.size; ++r) {
-    const double* x = &all_f[kF * static_cast<std::size_t>(r)];
+  std::vector<std::vector<double>> per_rank(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    per_rank[r].resize(all[r].size() / sizeof(double));
+    std::memcpy(per_rank[r].data(), all[r].data(), per_rank[r].size() * sizeof(double));
+    const double* x = per_rank[r].data();
+    if (per_rank[r].size() < kF) continue;
     forward = std::max(forward, x[kForward]);
     backward = std::max(backward, x[kBackward]);
     s.totals.unreceived_probes += static_cast<std::uint64_t>(x[kUnreceivedProbes]);
@@ -161,6 +158,7 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
     row.events += static_cast<std::int64_t>(x[kEvents]);
     row.dropped_events += static_cast<std::int64_t>(x[kDropped]);
     row.cross_epoch_messages += static_cast<std::int64_t>(x[kCrossEpoch]);
+    row.truncated_intervals += static_cast<std::int64_t>(x[kTruncated]);
     s.totals.unmatched += static_cast<std::uint64_t>(x[kUnmatched]);
     row.analysis_seconds = std::max(row.analysis_seconds, x[kAnalysis]);
     skipped = skipped || x[kSkipped] > 0;
@@ -169,18 +167,18 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   row.t_end = std::max(te, 0.0);
   // Columns: (rank, thread) in order of first appearance.
   std::vector<double> matrix(s.locations.size() * analysis::kMetricCount, 0.0);
-  for (int r = 0; r < s.size; ++r) {
-    const int n = static_cast<int>(all_f[kF * static_cast<std::size_t>(r) + kLocations]);
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    if (per_rank[r].size() < kF) continue;
+    const int n = static_cast<int>(per_rank[r][kLocations]);
     for (int l = 0; l < n; ++l) {
       const std::uint64_t key = (static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint32_t>(l);
       auto it = s.location_column.find(key);
       if (it == s.location_column.end()) {
         it = s.location_column.emplace(key, static_cast<int>(s.locations.size())).first;
-        s.locations.push_back({r, l});
+        s.locations.push_back({static_cast<int>(r), l});
         matrix.resize(s.locations.size() * analysis::kMetricCount, 0.0);
       }
-      const double* src = &all[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) +
-                               static_cast<std::size_t>(l) * analysis::kMetricCount];
+      const double* src = &per_rank[r][kF + static_cast<std::size_t>(l) * analysis::kMetricCount];
       std::copy(src, src + analysis::kMetricCount,
                 matrix.begin() + static_cast<std::ptrdiff_t>(it->second) * analysis::kMetricCount);
     }
@@ -192,15 +190,22 @@ void write_epoch_output(State& s, const analysis::EpochFacts& facts, double anal
   s.totals.events += static_cast<std::uint64_t>(row.events);
   s.totals.dropped += static_cast<std::uint64_t>(row.dropped_events);
   s.totals.cross_epoch += static_cast<std::uint64_t>(row.cross_epoch_messages);
+  s.totals.truncated_intervals += static_cast<std::uint64_t>(row.truncated_intervals);
   s.totals.skipped += skipped ? 1 : 0;
+  ((cut_kind & cutkind::kRequested) != 0 ? s.totals.requested_cuts : s.totals.sync_cuts) += 1;
+  // HDF5 is not reentrant: never append from inside the library's own MPI
+  // calls (the application may be writing its own HDF5 file).
+  while (progress_inside_hdf5()) co_await s.transport->scheduler().next_tick();
   if (s.h5 && !s.h5->append_epoch(row, matrix, static_cast<int>(s.locations.size()))) {
     log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
   if (s.cfg.verbose >= 2) {
     std::fprintf(stderr,
-                 "onlinews: epoch %lld: %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward %.4f)%s\n",
-                 static_cast<long long>(row.index), row.t_begin, row.t_end, static_cast<long long>(row.events),
-                 row.analysis_seconds, forward, backward, skipped ? " (events were dropped: time only)" : "");
+                 "onlinews: epoch %lld (%s cut): %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward "
+                 "%.4f)%s\n",
+                 static_cast<long long>(row.index), (cut_kind & cutkind::kRequested) != 0 ? "requested" : "synchronizing",
+                 row.t_begin, row.t_end, static_cast<long long>(row.events), row.analysis_seconds, forward, backward,
+                 skipped ? " (events were dropped: time only)" : "");
   }
 }
 

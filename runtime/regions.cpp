@@ -14,7 +14,7 @@ namespace {
 std::mutex g_mu;
 std::vector<analysis::RegionDef> g_all;      // every region, by id (guarded by g_mu)
 std::vector<std::string> g_filters;
-std::uint32_t g_tool_epoch = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
+std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
 
 std::uint32_t add_locked(analysis::RegionDef def) {
   const auto id = static_cast<std::uint32_t>(g_all.size());
@@ -41,7 +41,7 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
   g_users.clear();
   append_mpi_regions(g_all);
   using analysis::RegionKind;
-  g_tool_epoch = add_locked({"onlinews_epoch", RegionKind::Tool, {}, {}, 0, "", 0});
+  g_tool_analysis = add_locked({"onlinews_analysis", RegionKind::Tool, {}, {}, 0, "", 0});
   g_tool_decide = add_locked({"onlinews_cut_decision", RegionKind::Tool, {}, {}, 0, "", 0});
   g_tool_setup = add_locked({"onlinews_setup", RegionKind::Tool, {}, {}, 0, "", 0});
   g_root = add_locked({root_name, RegionKind::Root, {}, {}, 0, "", 0});
@@ -79,7 +79,7 @@ void publish_regions(std::vector<analysis::RegionDef>& regions) {
   for (std::size_t i = regions.size(); i < g_all.size(); ++i) regions.push_back(g_all[i]);
 }
 
-std::uint32_t tool_region_epoch() { return g_tool_epoch; }
+std::uint32_t tool_region_analysis() { return g_tool_analysis; }
 std::uint32_t tool_region_decide() { return g_tool_decide; }
 std::uint32_t tool_region_setup() { return g_tool_setup; }
 std::uint32_t root_region() { return g_root; }

@@ -45,7 +45,7 @@ inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
 
 // Region ids of onlinews' own regions and the root region (after the MPI
 // regions; see regions.hpp for user regions).
-std::uint32_t tool_region_epoch();
+std::uint32_t tool_region_analysis();  // slices of the asynchronous analysis (progress.cpp)
 std::uint32_t tool_region_decide();
 std::uint32_t tool_region_setup();
 std::uint32_t root_region();

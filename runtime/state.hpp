@@ -13,6 +13,8 @@
 #include "clock_sync.hpp"
 #include "comms.hpp"
 #include "config.hpp"
+#include "cut_protocol.hpp"
+#include "pipeline.hpp"
 #include "inline_analysis/analysis.hpp"
 #include "io/h5output.hpp"
 #include "requests.hpp"
@@ -30,11 +32,14 @@ struct MessageInfo {  // MPI_Mprobe / MPI_Improbe result, until MPI_Mrecv / MPI_
 
 struct EpochTotals {
   int epochs = 0;
-  double analysis_seconds = 0;  // sum over epochs of the slowest rank's time
+  double analysis_seconds = 0;  // sum over epochs of the busiest rank's local analysis work
   double forward_seconds = 0, backward_seconds = 0;  // its two halves (slowest rank each)
   std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0, unreceived_probes = 0;
   std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
+  std::uint64_t truncated_intervals = 0;  // synchronization intervals cut by a requested cut
+  std::uint64_t sync_cuts = 0, requested_cuts = 0;
+  double latency_max = 0;       // seconds from a boundary until its epoch's rows were written
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported
 };
 
@@ -53,9 +58,14 @@ struct State {
   ClockMapper clock;
   ClockSync clock_sync;  // offsets between hosts (MPI thread)
   const char* clock_name = "";
+  // The analysis reads its own copy of the definitions, refreshed between
+  // epochs (pipeline.cpp): the application may create communicators while an
+  // epoch is being analyzed.
+  analysis::Definitions analysis_defs;
   std::unique_ptr<analysis::Analyzer> analyzer;
   std::unique_ptr<MpiTransport> transport;
-  std::vector<analysis::LocationWindow> windows;  // reused every epoch
+  std::unique_ptr<CutProtocol> cuts;
+  std::unique_ptr<Pipeline> pipeline;
 
   std::string exe, command, mpi_library, start_time;
   std::uint64_t t_init_raw = 0;     // this rank's MPI_Init entry (raw clock)
@@ -96,11 +106,18 @@ inline std::uint64_t global_ns(const State& s, std::uint64_t raw) {
 }
 
 // epoch.cpp
-void on_eligible_collective(int comm_id);
-void run_epoch(bool final);
+// After an eligible collective on `comm_id` whose Leave was recorded at
+// `t_leave` (raw clock).
+void on_eligible_collective(int comm_id, std::uint64_t t_leave);
+// MPI_Finalize, whose Leave was recorded at `t_leave`: the last boundary,
+// then the pipeline driven to its end.
+void final_epoch(std::uint64_t t_leave);
 // output.cpp
 void open_output(State& s);
-void write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds);
+// Gathers the epoch's rows at rank 0 and appends them to the file (a
+// coroutine of the pipeline: collective over all ranks).
+analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds,
+                                    std::uint8_t cut_kind);
 void finish_output(State& s);
 
 }  // namespace onlinews::rt

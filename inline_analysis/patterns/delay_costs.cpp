@@ -39,7 +39,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
     double w = 0;
-    const TimeMap m = ctx.pruned_map(ctx.previous_with(ctx.current(), sp.peer), ctx.current(), w);
+    const std::size_t j = ctx.previous_with(ctx.current(), sp.peer);
+    if (j == 0 && !ctx.starts_synchronized()) ctx.note_truncated();
+    const TimeMap m = ctx.pruned_map(j, ctx.current(), w);
     out.put(sp.wait);
     for (double c : sp.cost) out.put(c);
     put_map(ctx, m, out);
@@ -105,7 +107,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
     if (sp.wait <= 0 || c == nullptr || c->my_rank == sp.reference) return;
     double w = 0;
     const std::size_t k = ctx.current();
-    const TimeMap mine = ctx.pruned_map(ctx.previous_with(k, c->world_rank_of(sp.reference)), k, w);
+    const std::size_t j = ctx.previous_with(k, c->world_rank_of(sp.reference));
+    if (j == 0 && !ctx.starts_synchronized()) ctx.note_truncated();
+    const TimeMap mine = ctx.pruned_map(j, k, w);
     Remote own;
     for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own.emplace_back(ctx.hash(mine.callpaths[i]), mine.seconds[i]);
     std::vector<double> d(n);

@@ -118,12 +118,41 @@ class VRank {
     events.push_back(Event::collective_end(ns(t1), comm, root, out, in));
     leave(t1);
   }
-  // Ends the current epoch's window here (events before go to one epoch).
-  void cut() { cuts.push_back(events.size()); }
+  // Ends the current epoch's window here (events before go to one epoch):
+  // a synchronizing cut (right after a collective spanning all ranks), or a
+  // requested one at time `t` (the same on every rank; place it between
+  // calls, as the runtime's split does).
+  void cut() {
+    cuts.push_back(events.size());
+    cut_times.push_back(0);
+  }
+  void requested_cut(double t) {
+    cuts.push_back(events.size());
+    cut_times.push_back(t);
+  }
+  // A requested cut at time `t` in an already built stream, where the
+  // runtime's split puts it: before the first event whose call group ends
+  // at or after t (a call's completion events go with its Leave).
+  void requested_cut_at(double t) {
+    const std::uint64_t tn = ns(t);
+    std::size_t i = events.size();
+    std::uint64_t next_leave = UINT64_MAX;
+    while (i > 0) {
+      const Event& e = events[i - 1];
+      if (e.kind == EventKind::Leave) next_leave = e.time;
+      if ((completes_call(e.kind) ? next_leave : e.time) < tn) break;
+      --i;
+    }
+    std::size_t k = 0;
+    while (k < cuts.size() && cuts[k] <= i) ++k;
+    cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(k), i);
+    cut_times.insert(cut_times.begin() + static_cast<std::ptrdiff_t>(k), t);
+  }
 
   analysis::Definitions defs;
   std::vector<Event> events;
   std::vector<std::size_t> cuts;
+  std::vector<double> cut_times;  // 0: synchronizing
   std::uint64_t dropped = 0;  // events "lost" in the first window
 };
 
@@ -160,16 +189,23 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
     o.selection = selection;
     auto a = std::make_unique<analysis::Analyzer>(vr.defs, o);
     std::size_t begin = 0;
-    auto bounds = vr.cuts;
-    bounds.push_back(vr.events.size());
-    for (std::size_t end : bounds) {
+    auto ends = vr.cuts;
+    auto times = vr.cut_times;
+    ends.push_back(vr.events.size());
+    times.push_back(0);
+    analysis::WindowBounds b;
+    for (std::size_t k = 0; k < ends.size(); ++k) {
       std::vector<analysis::LocationWindow> w(1);
       w[0].location = 0;
       w[0].events.assign(vr.events.begin() + static_cast<std::ptrdiff_t>(begin),
-                         vr.events.begin() + static_cast<std::ptrdiff_t>(end));
+                         vr.events.begin() + static_cast<std::ptrdiff_t>(ends[k]));
       w[0].dropped = begin == 0 ? vr.dropped : 0;
-      out[static_cast<std::size_t>(r)].facts.push_back(co_await a->run_epoch(w, t));
-      begin = end;
+      b.ends_synchronized = times[k] == 0;
+      b.end = static_cast<std::int64_t>(ns(times[k]));
+      out[static_cast<std::size_t>(r)].facts.push_back(co_await a->run_epoch(w, t, b));
+      b.starts_synchronized = b.ends_synchronized;
+      b.begin = b.end;
+      begin = ends[k];
     }
     out[static_cast<std::size_t>(r)].analyzer = std::move(a);
   });

@@ -1,0 +1,220 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
+#include "mpi_transport.hpp"
+#include "regions.hpp"
+#include "state.hpp"
+
+namespace onlinews::rt {
+namespace {
+
+// A thread other than the MPI thread may have read its clock before a
+// boundary and pushed the event a little after the pipeline drained: its
+// part of a window is taken as complete this long after the boundary.
+constexpr std::uint64_t kGraceNs = 2'000'000;
+
+// Group time of event i (see pipeline.hpp): completion events take the time
+// of the call's Leave that follows them; `next_leave` is that time as seen
+// by a backward scan (UINT64_MAX while none was seen).
+std::uint64_t group_time(const Event& e, std::uint64_t next_leave) {
+  return completes_call(e.kind) ? next_leave : e.time;
+}
+
+// First index in [0, end) from which every event's group time is >= t (the
+// group times of a stream never decrease).
+std::size_t split_index(const std::vector<Event>& ev, std::size_t end, std::uint64_t t) {
+  std::uint64_t next_leave = UINT64_MAX;
+  std::size_t i = end;
+  while (i > 0) {
+    const Event& e = ev[i - 1];
+    if (e.kind == EventKind::Leave) next_leave = e.time;
+    if (group_time(e, next_leave) < t) break;
+    --i;
+  }
+  return i;
+}
+
+// ONLINEWS_VERBOSE=3: every event of a window, for debugging the recording.
+void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& windows) {
+  static const char* const kKinds[] = {"Enter", "Leave", "Send", "Recv", "SendRequest", "SendComplete",
+                                       "RecvRequest", "RecvComplete", "CollectiveEnd", "Probe", "Match"};
+  static_assert(std::size(kKinds) == kEventKindCount, "a name per event kind");
+  for (const auto& w : windows) {
+    for (const auto& e : w.events) {
+      const auto k = static_cast<std::size_t>(e.kind);
+      std::fprintf(stderr, "onlinews[%d.%d]: %.9f %-13s", s.rank, w.location,
+                   1e-9 * (static_cast<double>(e.time) - static_cast<double>(s.start_ns)),
+                   k < std::size(kKinds) ? kKinds[k] : "?");
+      if (e.kind == EventKind::Enter) {
+        const auto* r = s.defs.region(e.region());
+        std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");
+      } else if (e.kind == EventKind::Leave) {
+        std::fprintf(stderr, "\n");
+      } else {
+        std::fprintf(stderr, " comm %u peer %d tag %d bytes %llu request %u flags %u\n", e.comm, e.peer, e.tag,
+                     static_cast<unsigned long long>(e.bytes), e.request, e.flags);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Pipeline::Pipeline(State& s) : s_(s) {}
+Pipeline::~Pipeline() = default;
+
+void Pipeline::add_boundary(const Boundary& b) { boundaries_.push_back(b); }
+
+std::size_t Pipeline::open_events() const {
+  const ThreadBuffer* b = s_.buffers.at(0);
+  const std::size_t queued = b != nullptr ? b->size() : 0;
+  return queued + (pending_.empty() ? 0 : pending_[0].size());
+}
+
+void Pipeline::drain(bool all) {
+  const int n = s_.buffers.count();
+  if (pending_.size() < static_cast<std::size_t>(n)) {
+    pending_.resize(static_cast<std::size_t>(n));
+    dropped_.resize(static_cast<std::size_t>(n), 0);
+  }
+  bool sampled = false;
+  for (int i = 0; i < n; ++i) {
+    ThreadBuffer* b = s_.buffers.at(i);
+    auto& p = pending_[static_cast<std::size_t>(i)];
+    if (b == nullptr || (!all && 2 * b->size() < b->capacity())) continue;
+    // Memory stays bounded: what the pipeline has not cut into windows yet
+    // may grow to one buffer's worth; beyond that the buffer fills up and
+    // drops events (counted), the last resort.
+    if (p.size() >= b->capacity()) continue;
+    if (!sampled) {
+      s_.clock.advance(ClockMapper::sample());
+      for (Boundary& bd : boundaries_) {
+        if (bd.mapped) continue;
+        // 1 ns past the cut collective's Leave once mapped (raw ticks are
+        // finer than ns): the collective stays in the window it ends.
+        bd.time = global_ns(s_, bd.raw) + 1;
+        bd.mapped = true;
+      }
+      sampled = true;
+    }
+    const std::size_t old = p.size();
+    b->drain(p);
+    for (std::size_t k = old; k < p.size(); ++k) p[k].time = global_ns(s_, p[k].time);
+    dropped_[static_cast<std::size_t>(i)] += b->take_dropped();
+  }
+  if (all) {
+    const std::uint64_t lost = s_.buffers.unregistered_drops();
+    if (!dropped_.empty()) dropped_[0] += lost - s_.totals.dropped_unregistered;
+    s_.totals.dropped_unregistered = lost;
+  }
+}
+
+bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b) {
+  if (boundaries_.empty()) {
+    drain(false);  // relieve buffers that fill up while no cut is agreed yet
+    return false;
+  }
+  drain(true);
+  Boundary& next = boundaries_.front();
+  if (!next.mapped) return false;  // (mapped by the drain above once it ran)
+  const std::uint64_t t = next.time;
+  // The MPI thread's part is complete: boundaries are added on that thread,
+  // after everything it recorded before them.  Other threads' parts are
+  // complete once an event at or after the boundary has arrived, or a
+  // grace period later.
+  const std::uint64_t now = global_ns(s_, raw_now());
+  std::vector<std::size_t> cut(pending_.size());
+  for (std::size_t l = 0; l < pending_.size(); ++l) {
+    cut[l] = split_index(pending_[l], pending_[l].size(), t);
+    if (l > 0 && cut[l] == pending_[l].size() && now < t + kGraceNs) return false;
+  }
+  windows.resize(pending_.size());
+  for (std::size_t l = 0; l < pending_.size(); ++l) {
+    auto& w = windows[l];
+    auto& p = pending_[l];
+    w.location = static_cast<int>(l);
+    w.events.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(cut[l]));
+    p.erase(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(cut[l]));
+    w.dropped = dropped_[l];
+    dropped_[l] = 0;
+  }
+  b = next;
+  boundaries_.pop_front();
+  return true;
+}
+
+void Pipeline::refresh_definitions(const Boundary& b) {
+  // The analysis reads its own copy, which changes only between epochs: the
+  // application may create communicators while an epoch is analyzed.
+  publish_regions(s_.defs.regions);
+  s_.mixed_comms = std::max(s_.mixed_comms, s_.comms.publish_mixed());
+  s_.comms.publish_freed(b.time);
+  analysis::Definitions& d = s_.analysis_defs;
+  for (std::size_t i = d.regions.size(); i < s_.defs.regions.size(); ++i) d.regions.push_back(s_.defs.regions[i]);
+  d.comms = s_.defs.comms;
+  d.world_rank = s_.defs.world_rank;
+  d.world_size = s_.defs.world_size;
+  d.eager_limit_local = s_.defs.eager_limit_local;
+  d.eager_limit_remote = s_.defs.eager_limit_remote;
+  d.host_of_rank = s_.defs.host_of_rank;
+}
+
+analysis::Task<> Pipeline::loop() {
+  analysis::Scheduler& sched = s_.transport->scheduler();
+  co_await sched.next_tick();  // every slice runs through Scheduler::resume (its time is counted)
+  std::vector<analysis::LocationWindow> windows;
+  for (;;) {
+    Boundary b;
+    while (!take_window(windows, b)) co_await sched.next_tick();
+    refresh_definitions(b);
+    if (s_.cfg.verbose >= 3) dump_windows(s_, windows);
+    const double busy = sched.busy_seconds();
+    analysis::WindowBounds bounds;
+    bounds.starts_synchronized = (last_.kind & cutkind::kSync) != 0;
+    bounds.ends_synchronized = (b.kind & cutkind::kSync) != 0;
+    bounds.begin = static_cast<std::int64_t>(last_.time);
+    bounds.end = static_cast<std::int64_t>(b.time);
+    last_ = b;
+    const analysis::EpochFacts facts = co_await s_.analyzer->run_epoch(windows, *s_.transport, bounds);
+    co_await write_epoch_output(s_, facts, sched.busy_seconds() - busy, b.kind);
+    // Communicators every member freed (agreed in this epoch) are released
+    // now that no epoch needs them any more.
+    s_.comms.retire(s_.analyzer->retired_comms());
+    if ((b.kind & cutkind::kFinal) != 0) co_return;
+  }
+}
+
+Pipeline::Wait Pipeline::advance(std::chrono::nanoseconds budget) {
+  if (finished_) return Wait::Done;
+  analysis::Scheduler& sched = s_.transport->scheduler();
+  try {
+    if (!started_) {
+      started_ = true;
+      task_ = loop();
+      sched.set_budget(budget);
+      task_.start();
+    } else if (sched.waiting()) {
+      sched.resume(budget);
+    }
+    if (task_.done()) {
+      finished_ = true;
+      task_.result();  // rethrows what went wrong
+      return Wait::Done;
+    }
+  } catch (const std::exception& e) {
+    failed_ = finished_ = true;
+    log_warning(std::string("the analysis failed (") + e.what() + "); results stop at the last finished epoch",
+                false);
+    return Wait::Done;
+  } catch (...) {
+    failed_ = finished_ = true;
+    log_warning("the analysis failed; results stop at the last finished epoch", false);
+    return Wait::Done;
+  }
+  return sched.waiting_for_remote() ? Wait::Remote : Wait::Slice;
+}
+
+}  // namespace onlinews::rt

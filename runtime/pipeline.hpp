@@ -1,0 +1,82 @@
+// The asynchronous epoch pipeline (DESIGN.md §4).  Events keep being
+// recorded into the threads' buffers while earlier windows are analyzed:
+// the pipeline drains the buffers, cuts every location's stream into
+// windows at the boundaries, and runs one coroutine that analyzes window
+// after window and appends each epoch's rows to the file.  The progress
+// engine (progress.cpp) advances it in slices at MPI wrapper entries of the
+// MPI thread; nothing here blocks.
+//
+// Every boundary is a time T on the global clock: for a synchronizing cut
+// the MPI thread's clock right after the cut collective (so the window ends
+// exactly there), for a requested cut the time rank 0 announced.  An event
+// belongs to the window of its call's group: a call's completion events
+// (completes_call) stay with its Leave, its start events (Send, SendRequest,
+// RecvRequest) with its Enter.  On one clock a message can then only cross a
+// boundary forward (sent before it, received after).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "inline_analysis/analysis.hpp"
+
+namespace onlinews::rt {
+
+struct State;
+
+namespace cutkind {
+constexpr std::uint8_t kSync = 1;       // inside a world-spanning synchronizing collective
+constexpr std::uint8_t kRequested = 2;  // agreed by the ranks (cut_protocol.hpp)
+constexpr std::uint8_t kFinal = 4;      // MPI_Finalize
+}  // namespace cutkind
+
+struct Boundary {
+  std::uint32_t number = 0;  // 1, 2, ...: ends window number - 1
+  std::uint8_t kind = 0;     // cutkind
+  std::uint64_t raw = 0;     // sync cuts: the MPI thread's raw clock at the cut (0: none)
+  std::uint64_t time = 0;    // global ns (for sync cuts: `raw`, mapped like the events)
+  bool mapped = false;
+};
+
+class Pipeline {
+ public:
+  explicit Pipeline(State& s);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // MPI thread: boundary `b` is agreed (cut protocol or sync decision).
+  void add_boundary(const Boundary& b);
+  enum class Wait { Remote, Slice, Done };
+  // MPI thread, at a progress point: runs the analysis for at most `budget`
+  // of local work (0: until it waits for other ranks or is done).
+  Wait advance(std::chrono::nanoseconds budget);
+  bool finished() const { return finished_; }
+  // Boundaries whose windows are not analyzed completely yet.
+  std::size_t backlog() const { return boundaries_.size(); }
+  // Events of the MPI thread not assigned to a window yet (buffer and
+  // drained), for the cut requests.
+  std::size_t open_events() const;
+  bool failed() const { return failed_; }
+
+ private:
+  analysis::Task<> loop();
+  // Drains the buffers (all, or only those filling up) and maps times to
+  // global ns.
+  void drain(bool all);
+  // Cuts the next window out of the drained streams if every location's
+  // part is complete.
+  bool take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b);
+  void refresh_definitions(const Boundary& b);
+
+  State& s_;
+  analysis::Task<> task_;
+  bool started_ = false, finished_ = false, failed_ = false;
+  std::deque<Boundary> boundaries_;          // agreed, window not analyzed yet
+  Boundary last_{0, cutkind::kSync, 0, 0, true};  // where the next window starts (MPI_Init: synchronizing)
+  std::vector<std::vector<Event>> pending_;  // per location: drained, not in a window yet
+  std::vector<std::uint64_t> dropped_;       // per location: drops since its last window
+};
+
+}  // namespace onlinews::rt

@@ -1,0 +1,39 @@
+// The tool's own progress (DESIGN.md §4).  The cut protocol and the epoch
+// pipeline advance only at entries of MPI wrappers on the MPI thread, and only when a gate time has passed: an entry with
+// nothing due costs one comparison of the timestamp it takes anyway.  The
+// work done there never waits for another rank; its time is recorded as the
+// tool region onlinews_analysis (when it is long enough to matter).
+#pragma once
+#include <cstdint>
+
+#include "clock.hpp"
+
+namespace onlinews::rt {
+
+// Raw clock value from which the next entry on this thread runs progress();
+// never on threads other than the MPI thread.
+extern thread_local std::uint64_t t_progress_gate;
+
+// Out of line: the cut protocol and a slice of the pipeline.  `caller` is
+// the application's return address into the wrapper (HDF5 is never
+// re-entered from inside HDF5's own MPI calls); `region` the region about to
+// be entered (kNoRegion: none).
+constexpr std::uint32_t kNoRegion = 0xffffffffu;
+void progress(const void* caller, std::uint32_t region);
+
+// The timestamp of an entry, after progress if it was due.
+inline std::uint64_t entry_time(const void* caller, std::uint32_t region = kNoRegion) {
+  const std::uint64_t t = raw_now();
+  if (t < t_progress_gate) return t;
+  progress(caller, region);
+  return raw_now();
+}
+
+// Called once by MPI_Init on the MPI thread: converts the gate intervals to
+// raw clock ticks and opens the gate.
+void init_progress();
+
+// True while progress() runs for a call made from inside the HDF5 library.
+bool progress_inside_hdf5();
+
+}  // namespace onlinews::rt

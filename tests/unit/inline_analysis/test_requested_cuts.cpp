@@ -1,0 +1,127 @@
+// Requested cuts (DESIGN.md §4): windows that end at a time every rank
+// agreed on, wherever the ranks are (blocked in a receive, computing), not
+// in a collective.  Wait states are the same as in one epoch; the critical
+// path too (its holder at a requested end is found through the next
+// window); delay costs lose what lies before a requested cut in the
+// intervals that reach across it, and those intervals are counted.
+#include <catch2/catch.hpp>
+
+#include "../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+namespace {
+
+// A pipeline closed into a ring, 3 ranks, 8 iterations of 3.6 s: rank 0
+// works 1 s and sends to rank 1; rank 1 (the slow stage) works 2 s and sends
+// to rank 2; rank 2 works 0.3 s and sends a token back to rank 0, which
+// waits for it before the next iteration.  Receives are entered right after
+// the previous send, so every rank waits every iteration (rank 1 1.05 s,
+// rank 2 3.15 s, rank 0 2.55 s).  A barrier at 28.8 s ends the run (as
+// MPI_Finalize does).
+std::vector<VRank> pipeline() {
+  auto r = make_ranks(3);
+  double t = 0.0;
+  for (int it = 0; it < 8; ++it) {
+    r[0].region(t, t + 1.0, kWork);
+    r[0].send(t + 1.0, t + 1.05, 1, it);
+    r[1].recv(t + 0.05, t + 1.1, 0, it);
+    r[1].region(t + 1.1, t + 3.1, kSolve);
+    r[1].send(t + 3.1, t + 3.15, 2, it);
+    r[2].recv(t + 0.05, t + 3.2, 1, it);
+    r[2].region(t + 3.2, t + 3.5, kWork);
+    r[2].send(t + 3.5, t + 3.55, 0, 100 + it);
+    r[0].recv(t + 1.05, t + 3.6, 2, 100 + it);
+    t += 3.6;
+  }
+  for (auto& v : r) v.coll(t, t + 0.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(t + 0.1);
+  return r;
+}
+
+double total(const std::vector<RankResult>& res, Metric m) {
+  double v = 0;
+  for (const auto& x : res) v += x.get(m);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "[requested]") {
+  auto one_ranks = pipeline();
+  const auto one = replay(one_ranks);
+  // Cuts in the middle of iterations, where rank 0 and rank 2 are blocked in
+  // a receive and rank 1 computes.
+  auto many_ranks = pipeline();
+  for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
+    for (auto& v : many_ranks) v.requested_cut_at(t);
+  }
+  const auto many = replay(many_ranks);
+  REQUIRE(many[0].facts.size() == 6);
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    CHECK(many[r].get(Metric::mpi_latesender) == Approx(one[r].get(Metric::mpi_latesender)));
+    CHECK(many[r].get(Metric::critical_path) == Approx(one[r].get(Metric::critical_path)));
+    for (std::uint32_t region : {kWork, kSolve, static_cast<std::uint32_t>(rt::kRegion_MPI_Recv)}) {
+      CHECK(many[r].get(Metric::critical_path, region) == Approx(one[r].get(Metric::critical_path, region)));
+    }
+  }
+  // The path: rank 1's 2 s of work and the sends around it every iteration.
+  CHECK(one[1].get(Metric::critical_path, kSolve) == Approx(8 * 2.0));
+  CHECK(total(one, Metric::critical_path) == Approx(8 * 3.6 + 0.1));
+  // Delay costs: each cut truncates the intervals that reach across it, on
+  // the waiting ranks (counted: every rank waits once per iteration, so
+  // each cut truncates one interval per rank); what survives is charged to
+  // the delays inside the window, never more than in one epoch.  In this
+  // closed ring long-term costs flow back through every iteration, so cuts
+  // only 1.5 iterations apart lose much of them (the MPI scenarios measure
+  // the error with many iterations per window).
+  std::uint64_t truncated = 0;
+  for (const auto& x : many) {
+    for (const auto& f : x.facts) truncated += f.truncated_intervals;
+  }
+  CHECK(truncated == 5 * 3);
+  const double d_one = total(one, Metric::delay), d_many = total(many, Metric::delay);
+  CHECK(d_many <= d_one * 1.0001);
+  CHECK(d_many > 0.3 * d_one);
+  CHECK(total(many, Metric::delay_latesender) <= total(one, Metric::delay_latesender) * 1.0001);
+}
+
+TEST_CASE("requested cuts: a window without any wait keeps its path open until a later one", "[requested]") {
+  // Two cuts 0.1 s apart inside rank 1's work: the window between them has
+  // no synchronization point, so no candidate moves; the next window's
+  // path tells where it ends.
+  auto one_ranks = pipeline();
+  const auto one = replay(one_ranks);
+  auto many_ranks = pipeline();
+  for (double t : {2.0, 2.1, 16.5}) {
+    for (auto& v : many_ranks) v.requested_cut_at(t);
+  }
+  const auto many = replay(many_ranks);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(many[r].get(Metric::critical_path) == Approx(one[r].get(Metric::critical_path)));
+    CHECK(many[r].get(Metric::mpi_latesender) == Approx(one[r].get(Metric::mpi_latesender)));
+  }
+}
+
+TEST_CASE("requested cuts: the same results in every order of completion", "[requested][async]") {
+  auto base_ranks = pipeline();
+  for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
+    for (auto& v : base_ranks) v.requested_cut_at(t);
+  }
+  const auto base = replay(base_ranks);
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    auto ranks = pipeline();
+    for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
+      for (auto& v : ranks) v.requested_cut_at(t);
+    }
+    const auto res = replay(ranks, {"all"}, {seed, true});
+    for (int r = 0; r < 3; ++r) {
+      for (Metric m : {Metric::critical_path, Metric::delay, Metric::mpi_latesender, Metric::time}) {
+        CHECK(res[r].get(m) == Approx(base[r].get(m)));
+      }
+    }
+  }
+}
