@@ -32,7 +32,13 @@ inline std::uint64_t raw_now() {
   return monotonic_ns();
 }
 
-// Maps raw counter values to nanoseconds for one window.
+// Maps raw counter values to nanoseconds for the events drained since the
+// previous pair.  The pipeline drains often (every few milliseconds when
+// cuts are frequent), and a rate measured over such a short interval is off
+// by the pairs' read error divided by the interval (1e-5 and more): mapped
+// times of different ranks would drift apart by microseconds and put
+// receives before their sends.  So the rate comes from the longest baseline
+// (the first pair to the latest), the offset from the previous pair.
 class ClockMapper {
  public:
   struct Pair {
@@ -42,16 +48,17 @@ class ClockMapper {
   // Reads a (raw, ns) pair; the raw read is bracketed to bound the error.
   static Pair sample();
 
-  // Starts a new window: events up to now are mapped between the previous
-  // pair and this one.
+  // Events recorded up to now are mapped from the previous pair on.
   void advance(const Pair& now) {
     prev_ = cur_;
     cur_ = now;
     if (!have_prev_) {
-      prev_ = now;
+      prev_ = base_ = now;
       have_prev_ = true;
     }
-    if (cur_.raw > prev_.raw && cur_.ns > prev_.ns) {
+    if (cur_.raw > base_.raw && cur_.ns > base_.ns && cur_.ns - base_.ns >= 1'000'000) {
+      slope_ = static_cast<double>(cur_.ns - base_.ns) / static_cast<double>(cur_.raw - base_.raw);
+    } else if (cur_.raw > prev_.raw && cur_.ns > prev_.ns) {
       slope_ = static_cast<double>(cur_.ns - prev_.ns) / static_cast<double>(cur_.raw - prev_.raw);
     }
   }
@@ -64,7 +71,7 @@ class ClockMapper {
   double slope() const { return slope_; }
 
  private:
-  Pair prev_{}, cur_{};
+  Pair base_{}, prev_{}, cur_{};
   bool have_prev_ = false;
   double slope_ = 1.0;  // ns per tick; refined at every window
 };

@@ -251,8 +251,19 @@ void pre_finalize(Call& c) {
   const std::uint64_t t = raw_now();
   record_enter(t, c.region);
   {
+    // Finalize synchronizes all ranks.  While this rank waits for the others
+    // the tool goes on with its own work: rank 0 may have to announce cuts
+    // for ranks that still run.  (WORLD's decision communicator: no epoch
+    // issues collectives on it, and every cut decision is behind us.)
     ToolScope tool;
-    PMPI_Barrier(s->tool_world);  // Finalize synchronizes all ranks
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    PMPI_Ibarrier(s->comms.rec(s->comms.lookup(MPI_COMM_WORLD)).decide, &barrier);
+    for (int done = 0;;) {
+      PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      s->cuts->poll();
+      s->pipeline->advance(std::chrono::microseconds(200));
+    }
   }
   const std::uint64_t t2 = raw_now();
   record(Event::collective_end(t2, static_cast<std::uint16_t>(s->comms.lookup(MPI_COMM_WORLD)), -1, 0, 0));

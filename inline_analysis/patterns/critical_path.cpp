@@ -24,6 +24,7 @@
 // from different ends meet quickly in practice); MPI_Finalize ends with a
 // synchronizing cut, so every epoch is booked by then.  Pieces are booked
 // into the epoch that resolves them (the run's totals are exact).
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <optional>
@@ -36,7 +37,11 @@ namespace {
 using Mask = std::uint64_t;
 constexpr Mask kAll = ~Mask{0};
 constexpr int kCandidates = 64;
-constexpr std::size_t kMaxPending = 16;  // epochs waiting for their end holder
+// Epochs waiting for their end holder.  Ranks that never wait keep their
+// candidates to themselves (a pipeline's upstream stages), so epochs may
+// wait until the next synchronizing cut: a pending epoch keeps one value
+// per (mask, call path), a few dozen bytes in practice.
+constexpr std::size_t kMaxPending = 4096;
 
 // A mask as two exactly representable doubles (collective sums of disjoint
 // masks equal their union).
@@ -128,7 +133,18 @@ class CriticalPath final : public Pattern, public SyncHandler {
   Task<> end_walk(SyncContext& ctx) override {
     if (mask_ != 0) book(ctx, ctx.window_begin(), segment_end_, mask_);
     Epoch e;
-    e.pieces = std::move(pieces_);
+    // One value per (mask, call path): what a pending epoch keeps.
+    std::sort(pieces_.begin(), pieces_.end(), [](const Piece& a, const Piece& b) {
+      return a.mask != b.mask ? a.mask < b.mask : a.callpath < b.callpath;
+    });
+    for (const Piece& p : pieces_) {
+      if (!e.pieces.empty() && e.pieces.back().mask == p.mask && e.pieces.back().callpath == p.callpath) {
+        e.pieces.back().seconds += p.seconds;
+      } else {
+        e.pieces.push_back(p);
+      }
+    }
+    pieces_.clear();
     e.ends_synchronized = ctx.ends_synchronized() || ctx.world_size() > kCandidates;
     // Which rank holds each candidate at the window's start: needed to find
     // the path's end in the epochs before this one (all ranks know whether
@@ -201,8 +217,8 @@ class CriticalPath final : public Pattern, public SyncHandler {
         }
       }
     }
-    // Too many epochs waiting (candidates that never meet): take the oldest
-    // one's end from rank 0 (approximate).
+    // Far too many epochs waiting (candidates that never meet, and no
+    // synchronizing cut): take the oldest one's end from rank 0 (approximate).
     if (pending_.size() > kMaxPending && !pending_.front().end_holder) pending_.front().end_holder = 0;
     for (auto& e : pending_) {
       if (!e.end_holder || e.pieces.empty()) continue;

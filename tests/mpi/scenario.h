@@ -3,6 +3,7 @@
 #ifndef ONLINEWS_SCENARIO_H
 #define ONLINEWS_SCENARIO_H
 #include <errno.h>
+#include <stdio.h>
 #include <mpi.h>
 #include <onlinews.h>
 #include <time.h>
