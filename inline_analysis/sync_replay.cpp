@@ -257,6 +257,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.wait = w == in.collective_waits.end() ? 0.0 : w->second;
     // Who caused the waits, and whether anyone waited (known to every member).
     const CollRecord& a = r.all;
+    s.min_leave = a.min_leave;
     switch (rd->coll) {
       case CollKind::Scan:
       case CollKind::Exscan:  // waits for the latest lower rank; no delay metric (as in Scalasca)

@@ -49,6 +49,7 @@ struct SyncPoint {
   bool delayed = false;         // collective: some member waited (delay costs are due)
   bool scan = false;            // Scan/Exscan: each rank waits for its own latest predecessor (peer)
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
+  std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
   double cost[kDelayKinds] = {};  // long-term costs of this wait state, by the kind they finally cause

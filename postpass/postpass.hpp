@@ -55,6 +55,8 @@ struct SummaryInput {
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
   std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped_epochs = 0;
+  std::uint64_t sync_cuts = 0, requested_cuts = 0;  // epochs ended by each kind of cut
+  std::uint64_t truncated_intervals = 0;          // delay-cost intervals a requested cut split
   int rows = 8;
 };
 

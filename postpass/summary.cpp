@@ -58,9 +58,13 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   std::ostringstream os;
   char line[512];
   os << "onlinews: ----------------------------------------------------------------------------\n";
-  std::snprintf(line, sizeof line, "onlinews: %d rank%s x %d thread%s, %.2f s wall time, %d epoch%s (analysis %.3f s)\n",
+  std::snprintf(line, sizeof line,
+                "onlinews: %d rank%s x %d thread%s, %.2f s wall time, %d epoch%s (%llu synchronizing and %llu "
+                "requested cut%s; analysis %.3f s)\n",
                 in.ranks, in.ranks == 1 ? "" : "s", in.max_threads, in.max_threads == 1 ? "" : "s", in.wall_seconds,
-                in.epochs, in.epochs == 1 ? "" : "s", in.analysis_seconds);
+                in.epochs, in.epochs == 1 ? "" : "s", static_cast<unsigned long long>(in.sync_cuts),
+                static_cast<unsigned long long>(in.requested_cuts), in.requested_cuts == 1 ? "" : "s",
+                in.analysis_seconds);
   os << line;
   // onlinews' own time: one-time set-up (MPI_T, communicator duplicates,
   // output file) versus the recurring epochs and cut decisions.
@@ -185,6 +189,13 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                   in.clock_domains, in.clock_offset_max_seconds,
                   static_cast<unsigned long long>(in.clock_violations),
                   static_cast<unsigned long long>(in.clock_violations_corrected));
+    os << line;
+  }
+  if (in.truncated_intervals > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu delay-cost interval%s split by requested cuts were truncated at the cut "
+                  "(delay costs slightly low there)\n",
+                  static_cast<unsigned long long>(in.truncated_intervals), in.truncated_intervals == 1 ? "" : "s");
     os << line;
   }
   if (in.cross_epoch_messages > 0) {

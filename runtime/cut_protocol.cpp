@@ -74,7 +74,9 @@ void CutProtocol::complete_announcements(bool all) {
 
 bool CutProtocol::wants_cut() const {
   const Pipeline& p = *s_.pipeline;
-  if (p.backlog() > 1) return false;  // two windows in flight already: cutting frees nothing
+  // A boundary not cut out yet frees the buffer once it is: another one
+  // now would only add an empty window.
+  if (p.backlog() > 0) return false;
   ThreadBuffer* b = s_.buffers.at(0);
   if (b != nullptr && 2 * p.open_events() >= b->capacity()) return true;
   const double seconds = s_.cfg.epoch_seconds;
@@ -83,7 +85,7 @@ bool CutProtocol::wants_cut() const {
   // out to be collective-free (none for kCollectiveFreeSeconds) as often as
   // the analysis keeps up.
   if (seconds == 0.0) {
-    return p.backlog() == 0 && syncs_ == 0 && (requested_ > 0 || since_boundary() >= kCollectiveFreeSeconds);
+    return syncs_ == 0 && (requested_ > 0 || since_boundary() >= kCollectiveFreeSeconds);
   }
   // A synchronizing cut comes about every `seconds` where the program has
   // world-spanning collectives; ask only when that is clearly overdue.

@@ -110,6 +110,9 @@ void finish_output(State& s) {
     s.h5->set_attr("other_thread_calls", static_cast<std::int64_t>(all_other_thread));
     s.h5->set_attr("mixed_communicators", static_cast<std::int64_t>(mixed_comms));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
+    s.h5->set_attr("sync_cuts", static_cast<std::int64_t>(s.totals.sync_cuts));
+    s.h5->set_attr("requested_cuts", static_cast<std::int64_t>(s.totals.requested_cuts));
+    s.h5->set_attr("truncated_intervals", static_cast<std::int64_t>(s.totals.truncated_intervals));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
     s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
     s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
@@ -172,6 +175,9 @@ void finish_output(State& s) {
     in.other_thread_calls = all_other_thread;
     in.mixed_communicators = mixed_comms;
     in.skipped_epochs = s.totals.skipped;
+    in.sync_cuts = s.totals.sync_cuts;
+    in.requested_cuts = s.totals.requested_cuts;
+    in.truncated_intervals = s.totals.truncated_intervals;
     in.rows = static_cast<int>(s.cfg.summary_rows);
     postpass::print_summary(in, incl_all, u.n_callpaths, u, s.tool_world);
   }

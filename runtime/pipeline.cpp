@@ -85,10 +85,12 @@ void Pipeline::drain(bool all) {
     ThreadBuffer* b = s_.buffers.at(i);
     auto& p = pending_[static_cast<std::size_t>(i)];
     if (b == nullptr || (!all && 2 * b->size() < b->capacity())) continue;
-    // Memory stays bounded: what the pipeline has not cut into windows yet
-    // may grow to one buffer's worth; beyond that the buffer fills up and
-    // drops events (counted), the last resort.
-    if (p.size() >= b->capacity()) continue;
+    // Memory stays bounded: while no boundary waits, what the pipeline has
+    // not cut into windows yet may grow to one buffer's worth; beyond that
+    // the buffer fills up and drops events (counted), the last resort.  A
+    // window being cut takes everything (up to two buffers' worth): events
+    // left in the buffer would land in the wrong window.
+    if (!all && p.size() >= b->capacity()) continue;
     if (!sampled) {
       s_.clock.advance(ClockMapper::sample());
       for (Boundary& bd : boundaries_) {

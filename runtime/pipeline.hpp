@@ -58,6 +58,10 @@ class Pipeline {
   // Events of the MPI thread not assigned to a window yet (buffer and
   // drained), for the cut requests.
   std::size_t open_events() const;
+  // MPI thread, at a progress point: moves buffers that pass half full into
+  // the pipeline, also while the analysis coroutine waits for other ranks
+  // or has not started (else the next events would be dropped).
+  void relieve() { drain(false); }
   bool failed() const { return failed_; }
 
  private:

@@ -89,6 +89,7 @@ void progress(const void* caller, std::uint32_t region) {
   Pipeline::Wait w;
   {
     ToolScope tool;
+    s->pipeline->relieve();
     s->cuts->poll();
     // While the MPI thread's buffer fills up, the analysis takes what it
     // needs (local work only: it never waits for another rank here).

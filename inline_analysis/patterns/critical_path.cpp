@@ -62,6 +62,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void begin_walk(SyncContext& ctx) override {
     pieces_.clear();
     mask_ = 0;
+    std::int64_t end = ctx.window_end();
     if (ctx.ends_synchronized()) {
       // The path ends on the rank that entered the last collective spanning
       // all ranks last (a synchronizing window ends with one).
@@ -71,6 +72,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
         if (sp.kind != SyncKind::Collective || !sp.all_ranks) continue;
         const CommDef* c = ctx.defs().comm(sp.comm);
         if (c != nullptr && c->world_rank_of(sp.reference) == ctx.world_rank()) mask_ = kAll;
+        // The window ends at each rank's own Leave, the next one starts
+        // there.  The path continues from whichever rank holds it at the
+        // next start, so it ends here at the first Leave: the end holder's
+        // later completion would overlap the next window's path.
+        end = std::max(sp.enter, std::min(end, sp.min_leave));
         break;
       }
     } else if (ctx.world_size() <= kCandidates) {
@@ -78,7 +84,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     } else if (ctx.world_rank() == 0) {
       mask_ = kAll;
     }
-    segment_end_ = ctx.window_end();
+    segment_end_ = end;
   }
 
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {

@@ -40,12 +40,14 @@ DELAY_KINDS = ["latesender", "latereceiver", "barrier", "n2n", "12n", "n21"]
 
 
 # (name, program, arguments, ranks, ONLINEWS_EPOCH_SECONDS, skew OFFSET_s,DRIFT_ppm,ERROR_us)
-# ERROR's sign is chosen so that some receiver reads early against its sender.
+# ERROR's sign is chosen so that some receiver reads early against its sender.  The probe
+# cases use 400 us: a probe ends a message latency after its send began, and on
+# a loaded machine that latency can exceed 2 x 40 us (no violation to correct).
 CASES = [
     ("late_sender_chain", "late_sender_chain", [], 4, "0", "0.5,100,40"),
-    ("probe_chain", "probes", ["chain"], 3, "inf", "0.25,-80,40"),
-    ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-60"),
-    ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-60"),
+    ("probe_chain", "probes", ["chain"], 3, "inf", "0.25,-80,400"),
+    ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-400"),
+    ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-400"),
     ("iterations", "iterations", [], 4, "0", "0.3,200,40"),
 ]
 
@@ -95,7 +97,9 @@ def main():
         if found == 0 or fixed != found:
             failures.append(f"{name}: violations {found}, corrected {fixed}")
         for label, r in (("unskewed", plain), ("skewed", skewed)):
-            failures += [f"{name} ({label}): {p}" for p in validate(r)]
+            # Corrected clocks still differ by up to 2 x ERROR between ranks.
+            error = 2e-6 * abs(float(skew.split(",")[2])) if label == "skewed" else 0.0
+            failures += [f"{name} ({label}): {p}" for p in validate(r, clock_error=error)]
         if int(plain.attrs["clock_domains"]) != 1:
             failures.append(f"{name}: one host should be one clock domain")
         names = WAITS + [f"delay_{k}_aggregate" for k in DELAY_KINDS]  # aggregate = short + long

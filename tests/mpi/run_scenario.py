@@ -105,8 +105,11 @@ def metric_query(result, rest):
     return value, where, nums
 
 
-def validate(result):
-    """Checks every file must pass, whatever the scenario."""
+def validate(result, clock_error=0.0):
+    """Checks every file must pass, whatever the scenario.  `clock_error`:
+    seconds by which two ranks' corrected clocks may still disagree (skewed
+    test runs); every handover of the critical path between ranks may then
+    add up to that much, and a handover happens only at an MPI call."""
     problems = []
     a = result.attrs
     if a.get("format") != "onlinews" or int(a.get("format_version", 0)) != 1:
@@ -146,7 +149,12 @@ def validate(result):
     # cause elsewhere and stays on the path (docs/analyses.md).
     waiting = [m for m in waits if not m.endswith("_completion")]
     path = result.inclusive("critical_path")
-    if float(path.sum()) > float(a["wall_seconds"]) * 1.001 + 1e-3:
+    slack = 0.0
+    if clock_error > 0:
+        mpi = [cp for cp, r in enumerate(result.cp_region) if result.region_names[r].startswith("MPI_")]
+        visits = result.inclusive("visits")[mpi, :].sum(axis=0)
+        slack = clock_error * float(visits.max()) if visits.size else 0.0
+    if float(path.sum()) > float(a["wall_seconds"]) * 1.001 + 1e-3 + slack:
         problems.append(f"critical path {path.sum():.4f} s is longer than the run ({a['wall_seconds']:.4f} s)")
     processing = result.inclusive("time") - sum(result.inclusive(m) for m in waiting)
     over = path - processing
