@@ -19,6 +19,10 @@ double ClockSync::local(std::uint64_t mono) const {
   return m + rank_ * skew_.offset_s * 1e9 + rank_ * skew_.drift_ppm * 1e-6 * (m - mono_ref_);
 }
 
+namespace {
+constexpr double kBaselineNs = 30e9;  // see ClockSync::ref_
+}  // namespace
+
 void ClockSync::init(MPI_Comm comm, int rank, const std::vector<int>& host_of_rank, std::uint64_t mono_ref,
                      const ClockSkew& skew) {
   rank_ = rank;
@@ -35,7 +39,7 @@ void ClockSync::init(MPI_Comm comm, int rank, const std::vector<int>& host_of_ra
   my_domain_ = skew_.on ? rank : host_of_rank[static_cast<std::size_t>(rank)];
   if (domains() <= 1) return;
   measure(comm);
-  prev_ = cur_;  // before the first epoch: one point, a constant offset
+  ref_ = next_ref_ = cur_;  // before the first epoch: one point, a constant offset
   update_map();
 }
 
@@ -84,8 +88,11 @@ void ClockSync::measure(MPI_Comm comm) {
 
 void ClockSync::sample(MPI_Comm comm) {
   if (domains() <= 1) return;
-  prev_ = cur_;
   measure(comm);
+  if (cur_.local - next_ref_.local >= kBaselineNs) {
+    ref_ = next_ref_;
+    next_ref_ = cur_;
+  }
   update_map();
 }
 
@@ -95,9 +102,9 @@ void ClockSync::update_map() {
   const double k = skew_.on ? rank_ * skew_.drift_ppm * 1e-6 : 0.0;
   const double c = skew_.on ? rank_ * skew_.offset_s * 1e9 - k * mono_ref_ : 0.0;
   double slope = 0, t = cur_.offset;
-  if (cur_.local > prev_.local) {
-    slope = (cur_.offset - prev_.offset) / (cur_.local - prev_.local);
-    t = prev_.offset - slope * prev_.local;
+  if (cur_.local > ref_.local) {
+    slope = (cur_.offset - ref_.offset) / (cur_.local - ref_.local);
+    t = cur_.offset - slope * cur_.local;  // through the latest measurement
   }
   gain_ = (1.0 - slope) * (1.0 + k);
   bias_ = (1.0 - slope) * c - t;

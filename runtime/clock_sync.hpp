@@ -62,7 +62,12 @@ class ClockSync {
   int my_domain_ = 0;
   std::vector<int> leader_of_domain_{0};
   double mono_ref_ = 0;
-  Point prev_, cur_;
+  // The drift (slope) comes from the longest baseline available, not from
+  // the last two measurements: cuts can be milliseconds apart, and a few
+  // microseconds of measurement noise over such a gap would tilt the map by
+  // milliseconds per second.  ref_ is at least kBaselineNs older than cur_
+  // once the run is that long (before: the first measurement).
+  Point ref_, next_ref_, cur_;
   double gain_ = 1, bias_ = 0;  // global = gain * mono + bias in the current window
   double max_offset_ = 0, max_rtt_ = 0;
 };

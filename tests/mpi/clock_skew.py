@@ -103,7 +103,13 @@ def main():
         if int(plain.attrs["clock_domains"]) != 1:
             failures.append(f"{name}: one host should be one clock domain")
         names = WAITS + [f"delay_{k}_aggregate" for k in DELAY_KINDS]  # aggregate = short + long
-        pairs = [(m, plain.value(m), skewed.value(m)) for m in names]
+        # The critical path's time in MPI_Init is how much later the slowest
+        # rank of each execution finished starting up (start-up skew, tens of
+        # ms on a loaded machine), not something the clock correction decides.
+        def total(r, m):
+            return r.value(m) - (r.value(m, region="MPI_Init") if m.startswith("critical_path") else 0.0)
+
+        pairs = [(m, total(plain, m), total(skewed, m)) for m in names]
         for m, a, b in pairs:
             ok = abs(a - b) <= max(args.rel * max(a, b), args.abs)
             if a > 0 or b > 0 or not ok:

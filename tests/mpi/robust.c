@@ -4,9 +4,14 @@
  *              the buffer fills and events are dropped.
  *   exit C     a barrier, then MPI_Finalize and exit code C: the analyzer
  *              must not change the application's exit code.
+ *   kill K     40 iterations of a 20 ms sleep (rank 1 sleeps 30 ms: rank 0
+ *              waits 10 ms per barrier) and MPI_Barrier; after K iterations
+ *              rank 0 kills itself with SIGKILL (between two MPI calls, so
+ *              never inside the tool's output).  sigkill.py checks the file.
  *   plain      the late-sender pair of late_sender_chain.c, once: rank 1
  *              waits 0.3 s for rank 0 (used with bad settings).
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +31,13 @@ int main(int argc, char** argv) {
     }
     MPI_Sendrecv_replace(&x, 1, MPI_INT, (rank + 1) % size, 0, (rank + size - 1) % size, 0, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
+  } else if (strcmp(mode, "kill") == 0) {
+    const int k = argc > 2 ? atoi(argv[2]) : 30;
+    for (int i = 0; i < 40; ++i) {
+      if (rank == 0 && i == k) raise(SIGKILL);
+      region_sleep("work", rank == 1 ? 0.030 : 0.020);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
   } else if (strcmp(mode, "exit") == 0) {
     code = argc > 2 ? atoi(argv[2]) : 3;
     MPI_Barrier(MPI_COMM_WORLD);
