@@ -9,7 +9,6 @@ jitter.  On an oversubscribed 2-core machine a rank can leave a barrier a few
 milliseconds after the others (it waits for a core), so a small metric such
 as the wait at MPI_Finalize after the last epoch differs by up to ~10 ms; the
 absolute floor covers that, the total stays within 0.5 %."""
-import argparse
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env  # noqa: E402
+from run_scenario import mpi_env, script_args  # noqa: E402
 
 WAIT_STATES = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait",
                "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_finalize_wait"]
@@ -42,10 +41,7 @@ def run(args, work, epoch_seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_args()
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--rel", type=float, default=0.005)
     ap.add_argument("--abs", type=float, default=0.015)

@@ -3,7 +3,6 @@
 of work() is ~25 % of the average workload in the static, dynamic and mixed
 scenarios (and ~0 when balanced), while the profile's max - avg finds it only
 in the static one (about 10.7 % in the mixed one).  Prints both numbers."""
-import argparse
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, validate  # noqa: E402
+from run_scenario import mpi_env, script_args, validate  # noqa: E402
 
 EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
     "balanced": (0.0, 0.0), "static": (25.0, 25.0), "dynamic": (25.0, 0.0), "mixed": (25.0, 10.7)}
@@ -21,10 +20,7 @@ TOLERANCE = 3.0  # percentage points: sleep and scheduling jitter on 8 oversubsc
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_args()
     args = ap.parse_args()
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

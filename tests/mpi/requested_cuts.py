@@ -17,7 +17,6 @@ and through that region) within 2 %.  Both runs also meet the values the
 program states (tolerances there cover sleep overshoot on a loaded machine).
 The requested run also counts the synchronization intervals its cuts
 truncated (truncated_intervals) and reports the error that causes."""
-import argparse
 import shutil
 import subprocess
 import sys
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, validate  # noqa: E402
+from run_scenario import Checks, mpi_env, script_args, validate  # noqa: E402
 
 WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_finalize_wait"]
 
@@ -52,49 +51,43 @@ def close(a, b, rel, floor=0.0):
     return abs(a - b) <= max(rel * max(abs(a), abs(b)), floor)
 
 
-def check(failures, ok, what):
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
-    if not ok:
-        failures.append(what)
-
-
-def expected(mode, r, n, failures, label):
+def expected(mode, r, n, check, label):
     """The program's own numbers (no_collectives.c)."""
     v = r.value
     if mode == "pipeline":
         ls3 = 0.002 + (n - 1) * 0.0005
-        check(failures, close(v("mpi_latesender", rank=3), ls3, 0.05),
+        check(close(v("mpi_latesender", rank=3), ls3, 0.05),
               f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s, expected {ls3:.4f} s +- 5 %")
-        check(failures, v("mpi_latesender", rank=1) + v("mpi_latesender", rank=2) < 0.01,
+        check(v("mpi_latesender", rank=1) + v("mpi_latesender", rank=2) < 0.01,
               f"{label}: ranks 1 and 2 wait only for the first item "
               f"({v('mpi_latesender', rank=1) + v('mpi_latesender', rank=2):.4f} s)")
         d = v("delay_latesender", rank=2, region="slow_stage")
-        check(failures, close(d, v("mpi_latesender", rank=3), 0.05),
+        check(close(d, v("mpi_latesender", rank=3), 0.05),
               f"{label}: delay costs on rank 2's slow_stage {d:.4f} s = rank 3's waiting +- 5 %")
         cp = v("critical_path", rank=2, region="slow_stage")
-        check(failures, n * 0.001 <= cp <= n * 0.00115,
+        check(n * 0.001 <= cp <= n * 0.00115,
               f"{label}: critical path through slow_stage {cp:.4f} s, expected N x 1 ms (+ sleep overshoot)")
     elif mode == "farm":
         makespan = n * 0.0015 / 3
         m = v("mpi_latesender", rank=0)
-        check(failures, 0.85 * makespan <= m <= 1.15 * makespan,
+        check(0.85 * makespan <= m <= 1.15 * makespan,
               f"{label}: the master waits {m:.4f} s, expected about N x T / 3 = {makespan:.4f} s")
         workers = sum(v("mpi_latesender", rank=w) for w in (1, 2, 3))
-        check(failures, workers < 0.05 * m, f"{label}: the workers wait {workers:.4f} s (master's replies)")
+        check(workers < 0.05 * m, f"{label}: the workers wait {workers:.4f} s (master's replies)")
         d = v("delay", region="task")
-        check(failures, close(d, m + workers, 0.05), f"{label}: delay costs on the tasks {d:.4f} s = all waiting +- 5 %")
+        check(close(d, m + workers, 0.05), f"{label}: delay costs on the tasks {d:.4f} s = all waiting +- 5 %")
     elif mode == "ring":
         per = n * 0.0005
         for rank in (0, 1, 2):
             w = v("mpi_latesender", rank=rank)
-            check(failures, close(w, per, 0.1), f"{label}: rank {rank} waits {w:.4f} s, expected {per:.4f} s +- 10 %")
-        check(failures, v("mpi_latesender", rank=3) < 0.05 * per,
+            check(close(w, per, 0.1), f"{label}: rank {rank} waits {w:.4f} s, expected {per:.4f} s +- 10 %")
+        check(v("mpi_latesender", rank=3) < 0.05 * per,
               f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s (it sets the pace)")
         d = v("delay", rank=3, region="compute")
         waits = sum(v("mpi_latesender", rank=k) for k in range(4))
-        check(failures, close(d, waits, 0.05), f"{label}: delay costs on rank 3's compute {d:.4f} s = all waiting +- 5 %")
+        check(close(d, waits, 0.05), f"{label}: delay costs on rank 3's compute {d:.4f} s = all waiting +- 5 %")
         cp = v("critical_path", rank=3, region="compute")
-        check(failures, n * 0.0015 <= cp <= n * 0.0017,
+        check(n * 0.0015 <= cp <= n * 0.0017,
               f"{label}: critical path through rank 3's compute {cp:.4f} s, expected N x 1.5 ms (+ overshoot)")
 
 
@@ -102,10 +95,7 @@ CAUSE = {"pipeline": "slow_stage", "farm": "task", "ring": "compute"}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_args()
     ap.add_argument("--modes", default="pipeline,farm,ring")
     ap.add_argument("--n", type=int, default=1500)
     ap.add_argument("--timeout", type=int, default=120)
@@ -114,32 +104,32 @@ def main():
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    failures = []
+    check = Checks()
     for mode in args.modes.split(","):
         req = run(args, work, mode, "requested", {"ONLINEWS_BUFFER": "64K"})
         one = run(args, work, mode, "one_epoch", {"ONLINEWS_EPOCH_SECONDS": "inf", "ONLINEWS_BUFFER": "64M"})
         table = req.f["epochs/table"][:]
         requested = int(((table["cut"] & 2) != 0).sum())
         truncated = int(table["truncated_intervals"].sum())
-        check(failures, requested >= 10, f"{mode}: {requested} requested cuts (>= 10)")
-        check(failures, int(req.attrs["dropped_events"]) == 0 and int(one.attrs["dropped_events"]) == 0,
+        check(requested >= 10, f"{mode}: {requested} requested cuts (>= 10)")
+        check(int(req.attrs["dropped_events"]) == 0 and int(one.attrs["dropped_events"]) == 0,
               f"{mode}: dropped events {int(req.attrs['dropped_events'])} / {int(one.attrs['dropped_events'])} (0)")
-        check(failures, int(one.attrs["epochs"]) == 1, f"{mode}: the reference is one epoch ({int(one.attrs['epochs'])})")
+        check(int(one.attrs["epochs"]) == 1, f"{mode}: the reference is one epoch ({int(one.attrs['epochs'])})")
         for m in WAITS:
             a, b = req.value(m), one.value(m)
             floor = 0.005 if max(a, b) < 0.05 else 0.0
-            check(failures, close(a, b, 0.01, floor), f"{mode}: {m} requested {a:.4f} s, one epoch {b:.4f} s")
+            check(close(a, b, 0.01, floor), f"{mode}: {m} requested {a:.4f} s, one epoch {b:.4f} s")
         cause = CAUSE[mode]
         for m, where in (("delay", None), ("delay", cause), ("critical_path", None), ("critical_path", cause)):
             a, b = req.value(m, region=where), one.value(m, region=where)
-            check(failures, close(a, b, 0.02),
+            check(close(a, b, 0.02),
                   f"{mode}: {m}{' on ' + where if where else ''} requested {a:.4f} s, one epoch {b:.4f} s "
                   f"({100 * abs(a - b) / max(a, b, 1e-12):.2f} %)")
         print(f"  note {mode}: {truncated} synchronization intervals truncated by {requested} requested cuts", flush=True)
-        expected(mode, req, args.n, failures, f"{mode} requested")
-        expected(mode, one, args.n, failures, f"{mode} one epoch")
-    print("PASS" if not failures else f"FAIL: {len(failures)} failure(s)")
-    return 0 if not failures else 1
+        expected(mode, req, args.n, check, f"{mode} requested")
+        expected(mode, one, args.n, check, f"{mode} one epoch")
+    print("PASS" if not check.failures else f"FAIL: {len(check.failures)} failure(s)")
+    return 0 if not check.failures else 1
 
 
 if __name__ == "__main__":

@@ -40,6 +40,27 @@ def mpi_env(**extra):
     return env
 
 
+def script_args():
+    """The arguments every scenario script takes (CMake passes them)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    return ap
+
+
+class Checks:
+    """Prints each check as it runs and keeps the failed ones."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, ok, what):
+        print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
+        if not ok:
+            self.failures.append(what)
+
+
 def parse_expect(path):
     spec = {"np": 4, "env": {}, "args": [], "exit": 0, "stderr": [], "no_stderr": [], "output": None,
             "pre_create": [], "checks": [], "timeout": 120, "stderr_count": [], "unchanged": []}
@@ -175,12 +196,9 @@ def validate(result, clock_error=0.0):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = script_args()
     ap.add_argument("--name", required=True)
-    ap.add_argument("--exe", required=True)
     ap.add_argument("--expect", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
     args = ap.parse_args()
     spec = parse_expect(args.expect)
     work = Path(args.workdir)

@@ -12,8 +12,6 @@ with every /epochs/<metric> row; and their waiting is the program's: rank 0 wait
 written epochs after the first is 10 ms per epoch (+- 3 ms per epoch: rank 0
 also writes every epoch's rows, ~1 ms, which shortens its waits; the
 first also holds the start-up skew)."""
-import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,14 +19,11 @@ from pathlib import Path
 import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env  # noqa: E402
+from run_scenario import Checks, mpi_env, script_args  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_args()
     args = ap.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -39,12 +34,7 @@ def main():
     print("$ ONLINEWS_EPOCH_SECONDS=0 " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS="0"), cwd=work,
                        capture_output=True, text=True, timeout=120)
-    failures = []
-
-    def check(ok, what):
-        print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
-        if not ok:
-            failures.append(what)
+    check = Checks()
 
     check(p.returncode != 0, f"mpiexec reports the killed rank (exit code {p.returncode})")
     try:
@@ -68,9 +58,9 @@ def main():
                   f"of epochs 1-{n - 1}, expected {0.010 * (n - 1):.3f} s (10 ms each)")
         else:
             check(False, "/epochs/mpi_barrier_wait exists")
-    if failures:
+    if check.failures:
         sys.stdout.write(p.stdout + p.stderr)
-        sys.exit(f"FAIL: {len(failures)} failure(s)")
+        sys.exit(f"FAIL: {len(check.failures)} failure(s)")
     print("all checks passed")
 
 
