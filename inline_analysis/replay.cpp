@@ -142,7 +142,7 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
     ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
-      if ((k & 4095) == 4095) co_await sched.slice();
+      if ((k & 255) == 255) co_await sched.slice();
       const std::size_t i = ph == Phase::Forward ? k : n - 1 - k;
       const Event& e = w.events[i];
       if (st.annot[i].callpath == kNoCallpath) continue;

@@ -143,6 +143,12 @@ void H5Output::set_attr(const char* name, double value) {
 }
 
 bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) {
+  bool ok = append_epoch_begin(row, n_locations);
+  ok = append_epoch_part(values, n_locations, 0, metric_names_.size()) && ok;
+  return append_epoch_end() && ok;
+}
+
+bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   if (file_ < 0) return false;
   QuietH5 quiet;
   bool ok = true;
@@ -152,23 +158,30 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
     epoch_sets_.clear();
     for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), H5P_DEFAULT));
   }
-  {
-    const hid_t d = table_;
-    hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
-    ok = ok && H5Dset_extent(d, size) >= 0;
-    hid_t fs = H5Dget_space(d);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-    hid_t ms = H5Screate_simple(1, count, nullptr);
-    hid_t t = epoch_row_type();
-    ok = ok && H5Dwrite(d, t, ms, fs, H5P_DEFAULT, &row) >= 0;
-    H5Tclose(t);
-    H5Sclose(ms);
-    H5Sclose(fs);
-  }
+  const hid_t d = table_;
+  hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
+  ok = ok && H5Dset_extent(d, size) >= 0;
+  hid_t fs = H5Dget_space(d);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(1, count, nullptr);
+  hid_t t = epoch_row_type();
+  ok = ok && H5Dwrite(d, t, ms, fs, H5P_DEFAULT, &row) >= 0;
+  H5Tclose(t);
+  H5Sclose(ms);
+  H5Sclose(fs);
   locations_ = std::max(locations_, n_locations);
+  return ok;
+}
+
+bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
+                                 std::size_t count) {
+  if (file_ < 0 || table_ < 0) return false;
+  QuietH5 quiet;
+  bool ok = true;
+  const hsize_t e = static_cast<hsize_t>(epochs_written_);
   const std::size_t nm = metric_names_.size();
   std::vector<double> line(static_cast<std::size_t>(locations_), 0.0);
-  for (std::size_t m = 0; m < nm; ++m) {
+  for (std::size_t m = first; m < std::min(nm, first + count); ++m) {
     const hid_t d = epoch_sets_[m];
     hsize_t size[2] = {e + 1, static_cast<hsize_t>(locations_)};
     ok = ok && H5Dset_extent(d, size) >= 0;
@@ -176,18 +189,26 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
       line[static_cast<std::size_t>(l)] =
           l < n_locations ? values[static_cast<std::size_t>(l) * nm + m] : 0.0;
     }
-    hsize_t start[2] = {e, 0}, count[2] = {1, static_cast<hsize_t>(locations_)};
+    hsize_t start[2] = {e, 0}, cnt[2] = {1, static_cast<hsize_t>(locations_)};
     hid_t fs = H5Dget_space(d);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-    hid_t ms = H5Screate_simple(2, count, nullptr);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+    hid_t ms = H5Screate_simple(2, cnt, nullptr);
     ok = ok && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, line.data()) >= 0;
     H5Sclose(ms);
     H5Sclose(fs);
+    // Flushed here, part by part, so that append_epoch_end()'s file flush
+    // has little left to write.
+    ok = ok && H5Dflush(d) >= 0;
   }
+  return ok;
+}
+
+bool H5Output::append_epoch_end() {
+  if (file_ < 0) return false;
+  QuietH5 quiet;
   ++epochs_written_;
   set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
-  return ok;
+  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
 }
 
 bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,

@@ -62,6 +62,14 @@ class H5Output {
   // Appends one epoch: its table row and, per metric, one row of per-location
   // totals (`values[loc * n_metrics + m]`, exclusive); flushes the file.
   bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations);
+  // The same in parts, for a caller that spreads it over short slices of
+  // work: the row (begin), the metrics [first, first + count) (part), then
+  // the epoch count and the flush (end).  Until end() the file still says
+  // the previous number of epochs.
+  bool append_epoch_begin(const EpochRow& row, int n_locations);
+  bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count);
+  bool append_epoch_end();
+  std::size_t metric_count() const { return metric_names_.size(); }
   bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
                          const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics);
   bool write_topology(const Topology& topo);

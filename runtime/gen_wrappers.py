@@ -33,6 +33,10 @@ HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send
          "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
          "plain"}
 
+KEYS = {"group", "coll", "mode", "attrs", "bytes", "patient"}
+# Hooks whose calls have a hand-written patient version (runtime/patient.hpp).
+PATIENT_HOOKS = {"recv", "wait", "waitany", "waitall", "waitsome", "probe"}
+
 
 def fail(line_no, msg):
     sys.exit(f"mpi_functions.spec:{line_no}: {msg}")
@@ -95,6 +99,12 @@ class Function:
             fail(line_no, f"unknown bytes rule '{self.bytes}'")
         if self.hook == "coll" and self.coll == "None":
             fail(line_no, "a collective needs coll=")
+        self.patient = self.keys.get("patient", "no") == "yes"
+        if self.patient and self.hook not in PATIENT_HOOKS:
+            fail(line_no, f"no patient version of hook '{self.hook}' (runtime/patient.hpp)")
+        for k in self.keys:
+            if k not in KEYS:
+                fail(line_no, f"unknown key '{k}'")
 
     def role(self, r):
         for p in self.params:
@@ -172,7 +182,11 @@ def gen_wrapper(f):
                         f"{p.name} = ::onlinews::rt::scratch_statuses({n.name});\n")
         body.append(f"  c.{p.role} = {p.name};\n")
     body.append(f"  ::onlinews::rt::hooks::pre_{f.hook}(c);\n")
-    body.append(f"  const int rc = P{f.name}({args});\n")
+    if f.patient:
+        body.append(f"  const int rc = ::onlinews::rt::analysis_pending() ? "
+                    f"::onlinews::rt::patient::{f.hook}(c, {args}) : P{f.name}({args});\n")
+    else:
+        body.append(f"  const int rc = P{f.name}({args});\n")
     body.append(f"  ::onlinews::rt::hooks::post_{f.hook}(c, rc);\n")
     body.append("  return rc;\n}\n\n")
     return "".join(body)
@@ -182,6 +196,7 @@ def gen_wrappers_cpp(funcs):
     out = [HEADER, "// C wrappers of the MPI functions; each forwards to its PMPI twin and\n",
            "// reports the call to the hand-written hooks (runtime/hooks.hpp).\n",
            '#include "hooks.hpp"\n',
+           '#include "patient.hpp"\n',
            "// The library is built with hidden visibility; the MPI entry points are\n",
            "// exported like the public API (ONLINEWS_API).\n",
            '#include "onlinews.h"\n\n']

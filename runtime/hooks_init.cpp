@@ -15,6 +15,7 @@
 
 #include "hooks_common.hpp"
 #include "mpi_transport.hpp"
+#include "patient.hpp"
 #include "progress.hpp"
 #include "regions.hpp"
 #include "shared_guard.hpp"
@@ -248,6 +249,10 @@ void post_init(Call& c, int rc) {
 void pre_finalize(Call& c) {
   State* s = state();
   if (s == nullptr || !g_recording.load()) return;
+  if (s->cfg.verbose >= 2) {
+    std::fprintf(stderr, "onlinews[%d]: %llu blocking calls ran analysis while they waited\n", s->rank,
+                 static_cast<unsigned long long>(patient::waited_calls()));
+  }
   const std::uint64_t t = raw_now();
   record_enter(t, c.region);
   {

@@ -194,18 +194,44 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   s.totals.skipped += skipped ? 1 : 0;
   ((cut_kind & cutkind::kRequested) != 0 ? s.totals.requested_cuts : s.totals.sync_cuts) += 1;
   // HDF5 is not reentrant: never append from inside the library's own MPI
-  // calls (the application may be writing its own HDF5 file).
-  while (progress_inside_hdf5()) co_await s.transport->scheduler().next_tick();
-  if (s.h5 && !s.h5->append_epoch(row, matrix, static_cast<int>(s.locations.size()))) {
-    log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
+  // calls (the application may be writing its own HDF5 file).  The append
+  // runs in parts of a few datasets, each a short slice of its own: it may
+  // run inside the application's waits (patient.hpp), where a long write
+  // would hold back a message that has arrived.
+  analysis::Scheduler& sched = s.transport->scheduler();
+  auto hdf5_free = [&]() -> analysis::Task<> {
+    co_await sched.slice();
+    while (progress_inside_hdf5()) co_await sched.next_tick();
+  };
+  double write_seconds = 0;
+  if (s.h5) {
+    const int nloc_all = static_cast<int>(s.locations.size());
+    constexpr std::size_t kPart = 2;  // datasets per part (~20 us each, flushed)
+    co_await hdf5_free();
+    std::uint64_t w0 = monotonic_ns();
+    s.appending = true;  // until the end: the application must not run between the parts (Pipeline::finish_append)
+    bool ok = s.h5->append_epoch_begin(row, nloc_all);
+    for (std::size_t m = 0; m < s.h5->metric_count(); m += kPart) {
+      write_seconds += 1e-9 * static_cast<double>(monotonic_ns() - w0);
+      co_await hdf5_free();
+      w0 = monotonic_ns();
+      ok = s.h5->append_epoch_part(matrix, nloc_all, m, kPart) && ok;
+    }
+    write_seconds += 1e-9 * static_cast<double>(monotonic_ns() - w0);
+    co_await hdf5_free();
+    w0 = monotonic_ns();
+    ok = s.h5->append_epoch_end() && ok;
+    s.appending = false;
+    write_seconds += 1e-9 * static_cast<double>(monotonic_ns() - w0);
+    if (!ok) log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
   if (s.cfg.verbose >= 2) {
     std::fprintf(stderr,
                  "onlinews: epoch %lld (%s cut): %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward "
-                 "%.4f)%s\n",
+                 "%.4f), written in %.4f s%s\n",
                  static_cast<long long>(row.index), (cut_kind & cutkind::kRequested) != 0 ? "requested" : "synchronizing",
                  row.t_begin, row.t_end, static_cast<long long>(row.events), row.analysis_seconds, forward, backward,
-                 skipped ? " (events were dropped: time only)" : "");
+                 write_seconds, skipped ? " (events were dropped: time only)" : "");
   }
 }
 

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "mpi_transport.hpp"
+#include "progress.hpp"
 #include "regions.hpp"
 #include "state.hpp"
 
@@ -66,7 +67,11 @@ void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& w
 Pipeline::Pipeline(State& s) : s_(s) {}
 Pipeline::~Pipeline() = default;
 
-void Pipeline::add_boundary(const Boundary& b) { boundaries_.push_back(b); }
+void Pipeline::add_boundary(const Boundary& b) {
+  boundaries_.push_back(b);
+  boundaries_.back().added = raw_now();
+  t_progress_gate = 0;  // the next wrapper entry sees the new work (analysis_pending())
+}
 
 std::size_t Pipeline::open_events() const {
   const ThreadBuffer* b = s_.buffers.at(0);
@@ -115,10 +120,7 @@ void Pipeline::drain(bool all) {
 }
 
 bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b) {
-  if (boundaries_.empty()) {
-    drain(false);  // relieve buffers that fill up while no cut is agreed yet
-    return false;
-  }
+  if (boundaries_.empty()) return false;  // (progress() relieves the buffers before every slice)
   drain(true);
   Boundary& next = boundaries_.front();
   if (!next.mapped) return false;  // (mapped by the drain above once it ran)
@@ -171,6 +173,7 @@ analysis::Task<> Pipeline::loop() {
   for (;;) {
     Boundary b;
     while (!take_window(windows, b)) co_await sched.next_tick();
+    current_added_ = std::max<std::uint64_t>(b.added, 1);
     refresh_definitions(b);
     if (s_.cfg.verbose >= 3) dump_windows(s_, windows);
     const double busy = sched.busy_seconds();
@@ -182,11 +185,21 @@ analysis::Task<> Pipeline::loop() {
     last_ = b;
     const analysis::EpochFacts facts = co_await s_.analyzer->run_epoch(windows, *s_.transport, bounds);
     co_await write_epoch_output(s_, facts, sched.busy_seconds() - busy, b.kind);
+    current_added_ = 0;
+    if (finishing_) co_await sched.next_tick();  // back to finish_append()
     // Communicators every member freed (agreed in this epoch) are released
     // now that no epoch needs them any more.
     s_.comms.retire(s_.analyzer->retired_comms());
     if ((b.kind & cutkind::kFinal) != 0) co_return;
   }
+}
+
+void Pipeline::finish_append() {
+  // (The append waits only while the caller is inside HDF5: progress()
+  // never starts an append there, and then a few resumptions end it.)
+  finishing_ = true;
+  for (int i = 0; i < 1000 && s_.appending && !finished_; ++i) advance(std::chrono::nanoseconds(0));
+  finishing_ = false;
 }
 
 Pipeline::Wait Pipeline::advance(std::chrono::nanoseconds budget) {

@@ -15,6 +15,7 @@
 namespace onlinews::rt {
 
 thread_local std::uint64_t t_progress_gate = UINT64_MAX;
+thread_local bool t_analysis_pending = false;
 
 namespace {
 
@@ -22,10 +23,18 @@ namespace {
 constexpr double kIdleGateNs = 100'000;   // nothing to analyze: poll the cut protocol
 constexpr double kRemoteGateNs = 5'000;   // the analysis waits for other ranks' messages
 constexpr double kRecordNs = 2'000;       // shorter progress is not recorded as a region
-// Local analysis work per entry, and the share of the MPI thread's time it
-// may take while the buffers have room (it takes what it needs otherwise).
+// Where the local analysis runs (docs/design.md, "Analysis in waiting
+// time"): inside the application's blocking waits, in slices of kWaitSlice
+// (patient.cpp), where the application waits anyway and a message that
+// arrives during a slice is taken at most that much later; and at wrapper
+// entries, kSlice at a time and at most kSliceShare of the thread's time
+// while the buffers have room (everything it needs once they fill up).
+// Holding the entry slices back while the analysis is recent, so that more
+// of it lands in waits, was measured and not kept (docs/design.md).
+constexpr std::chrono::nanoseconds kWaitSlice{30'000};
 constexpr std::chrono::nanoseconds kSlice{500'000};
-constexpr double kDutyRatio = 1.0;        // next gate after a slice of length L: L * kDutyRatio later
+constexpr double kSliceShare = 0.5;
+constexpr double kMaxGapNs = 2'000'000;  // longest pause between slices while work is pending
 
 double g_ticks_per_ns = 1.0;
 std::uintptr_t g_hdf5_lo = 0, g_hdf5_hi = 0;  // text of libhdf5 (0: unknown)
@@ -61,6 +70,41 @@ void find_hdf5() {
   g_hdf5_hi = r.hi;
 }
 
+// The tool's part of a progress point: buffers, cut protocol, `budget` of
+// analysis (0: until it waits for other ranks).  Keeps t_analysis_pending.
+Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budget, bool in_wait) {
+  const auto a = reinterpret_cast<std::uintptr_t>(caller);
+  t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
+  Pipeline::Wait w;
+  {
+    ToolScope tool;
+    s.pipeline->relieve();
+    s.cuts->poll();
+    w = s.pipeline->advance(budget);
+    // The application never runs between the parts of an append; inside a
+    // wait that happens when the wait ends (progress_wait_done()).
+    if (!in_wait && s.appending && !t_inside_hdf5) s.pipeline->finish_append();
+  }
+  t_inside_hdf5 = false;
+  t_analysis_pending = s.cfg.patient_waits && w != Pipeline::Wait::Done && s.pipeline->work_since() != 0;
+  return w;
+}
+
+// Next gate after progress that ended at `t1` having taken `took` ticks.
+std::uint64_t next_gate(const State& s, Pipeline::Wait w, std::uint64_t t1, std::uint64_t took) {
+  switch (w) {
+    case Pipeline::Wait::Done: return UINT64_MAX;
+    case Pipeline::Wait::Slice:
+      // (A slice may overrun its budget by a step that cannot be split.)
+      return t1 + std::min(static_cast<std::uint64_t>(static_cast<double>(took) / kSliceShare - static_cast<double>(took)),
+                           ticks(kMaxGapNs));
+    case Pipeline::Wait::Remote: break;
+  }
+  return t1 + ticks(s.pipeline->work_since() != 0 ? kRemoteGateNs : kIdleGateNs);
+}
+
+thread_local std::uint64_t t_wait_gate = 0;  // progress_while_waiting(): next slice
+
 }  // namespace
 
 bool progress_inside_hdf5() { return t_inside_hdf5; }
@@ -84,19 +128,11 @@ void progress(const void* caller, std::uint32_t region) {
     return;
   }
   const std::uint64_t t0 = raw_now();
-  const auto a = reinterpret_cast<std::uintptr_t>(caller);
-  t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
-  Pipeline::Wait w;
-  {
-    ToolScope tool;
-    s->pipeline->relieve();
-    s->cuts->poll();
-    // While the MPI thread's buffer fills up, the analysis takes what it
-    // needs (local work only: it never waits for another rank here).
-    ThreadBuffer* b = s->buffers.at(0);
-    const bool pressed = b != nullptr && 4 * s->pipeline->open_events() >= 3 * b->capacity();
-    w = s->pipeline->advance(pressed ? std::chrono::nanoseconds(0) : kSlice);
-  }
+  // While the MPI thread's buffer fills up, the analysis takes what it
+  // needs (local work only: it never waits for another rank here).
+  ThreadBuffer* mb = s->buffers.at(0);
+  const bool pressed = mb != nullptr && 4 * s->pipeline->open_events() >= 3 * mb->capacity();
+  const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false);
   const std::uint64_t t1 = raw_now();
   // Inside a polling loop (the coming call continues it) the slice stays
   // part of the loop's one visit: the application was waiting there anyway,
@@ -106,13 +142,31 @@ void progress(const void* caller, std::uint32_t region) {
     record_enter(t0, tool_region_analysis());
     record_leave(t1);
   }
-  switch (w) {
-    case Pipeline::Wait::Remote: t_progress_gate = t1 + ticks(kRemoteGateNs); break;
-    case Pipeline::Wait::Slice: t_progress_gate = t1 + static_cast<std::uint64_t>(kDutyRatio * (t1 - t0)); break;
-    case Pipeline::Wait::Done: t_progress_gate = UINT64_MAX; break;
+  t_progress_gate = next_gate(*s, w, t1, t1 - t0);
+}
+
+void progress_wait_done(const void* caller) {
+  State* s = state();
+  if (s == nullptr || !s->appending || s->pipeline == nullptr) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(caller);
+  t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
+  if (!t_inside_hdf5) {
+    ToolScope tool;
+    s->pipeline->finish_append();
   }
-  if (w == Pipeline::Wait::Remote && s->pipeline->backlog() == 0) t_progress_gate = t1 + ticks(kIdleGateNs);
   t_inside_hdf5 = false;
+}
+
+bool progress_while_waiting(const void* caller) {
+  State* s = state();
+  if (s == nullptr || t_in_tool > 0 || s->pipeline == nullptr) return false;
+  const std::uint64_t t0 = raw_now();
+  if (t0 < t_wait_gate) return t_analysis_pending;
+  const Pipeline::Wait w = step(*s, caller, kWaitSlice, true);
+  const std::uint64_t t1 = raw_now();
+  t_wait_gate = w == Pipeline::Wait::Remote ? t1 + ticks(kRemoteGateNs) : t1;
+  if (w == Pipeline::Wait::Done) t_progress_gate = UINT64_MAX;
+  return t_analysis_pending;
 }
 
 }  // namespace onlinews::rt

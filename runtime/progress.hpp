@@ -13,6 +13,11 @@ namespace onlinews::rt {
 // Raw clock value from which the next entry on this thread runs progress();
 // never on threads other than the MPI thread.
 extern thread_local std::uint64_t t_progress_gate;
+// True on the MPI thread while the pipeline has agreed windows to analyze or
+// write and ONLINEWS_PATIENT_WAITS is on: its blocking calls then wait
+// patiently (patient.hpp).
+extern thread_local bool t_analysis_pending;
+inline bool analysis_pending() { return t_analysis_pending; }
 
 // Out of line: the cut protocol and a slice of the pipeline.  `caller` is
 // the application's return address into the wrapper (HDF5 is never
@@ -28,6 +33,16 @@ inline std::uint64_t entry_time(const void* caller, std::uint32_t region = kNoRe
   progress(caller, region);
   return raw_now();
 }
+
+// Inside a blocking call whose request is not complete yet (patient.cpp):
+// a short slice of the analysis, not recorded as a region (the application
+// waits there anyway).  False when nothing is left to do: the call may then
+// block in MPI.
+bool progress_while_waiting(const void* caller);
+
+// At the end of such a call that ran slices: completes an epoch's append
+// left in parts (Pipeline::finish_append).
+void progress_wait_done(const void* caller);
 
 // Called once by MPI_Init on the MPI thread: converts the gate intervals to
 // raw clock ticks and opens the gate.

@@ -76,6 +76,7 @@ struct State {
   // Output (name decided by rank 0 and broadcast; the file is rank 0's).
   std::string output_path;
   bool output_ok = false;
+  bool appending = false;  // MPI thread: rank 0 is between the parts of an epoch's append
   std::unique_ptr<io::H5Output> h5;          // rank 0
   std::vector<io::LocationRow> locations;    // rank 0: global column order
   std::unordered_map<std::uint64_t, int> location_column;  // rank 0: (rank<<32|thread) -> column

@@ -1,0 +1,96 @@
+#include "patient.hpp"
+
+namespace onlinews::rt::patient {
+namespace {
+
+thread_local std::uint64_t t_waited = 0;
+
+// Tests with `test` (true: done, or an error to return) and runs analysis
+// slices in between; once the analysis has nothing left, finishes with
+// `block`, the blocking call itself.
+template <class Test, class Block>
+int until_done(const Call& c, Test test, Block block) {
+  for (bool first = true;; first = false) {
+    int rc = MPI_SUCCESS;
+    if (test(rc)) {
+      if (!first) progress_wait_done(c.caller);
+      return rc;
+    }
+    t_waited += first ? 1 : 0;
+    if (!progress_while_waiting(c.caller)) {
+      progress_wait_done(c.caller);
+      return block();
+    }
+  }
+}
+
+}  // namespace
+
+std::uint64_t waited_calls() { return t_waited; }
+
+int recv(const Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Status* status) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  return wait(c, &r, status);
+}
+
+int wait(const Call& c, MPI_Request* request, MPI_Status* status) {
+  return until_done(
+      c,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Test(request, &flag, status);
+        return rc != MPI_SUCCESS || flag != 0;
+      },
+      [&] { return PMPI_Wait(request, status); });
+}
+
+int waitany(const Call& c, int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  return until_done(
+      c,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Testany(count, requests, index, &flag, status);
+        return rc != MPI_SUCCESS || flag != 0;
+      },
+      [&] { return PMPI_Waitany(count, requests, index, status); });
+}
+
+int waitall(const Call& c, int count, MPI_Request requests[], MPI_Status statuses[]) {
+  return until_done(
+      c,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Testall(count, requests, &flag, statuses);
+        return rc != MPI_SUCCESS || flag != 0;
+      },
+      [&] { return PMPI_Waitall(count, requests, statuses); });
+}
+
+int waitsome(const Call& c, int count, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+  // MPI_Testsome reports 0 while nothing completed, MPI_UNDEFINED (like
+  // MPI_Waitsome) when no request is active.
+  return until_done(
+      c,
+      [&](int& rc) {
+        rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
+        return rc != MPI_SUCCESS || *outcount != 0;
+      },
+      [&] { return PMPI_Waitsome(count, requests, outcount, indices, statuses); });
+}
+
+int probe(const Call& c, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  return until_done(
+      c,
+      [&](int& rc) {
+        int flag = 0;
+        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+        return rc != MPI_SUCCESS || flag != 0;
+      },
+      [&] { return PMPI_Probe(source, tag, comm, status); });
+}
+
+}  // namespace onlinews::rt::patient
