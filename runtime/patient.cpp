@@ -5,14 +5,15 @@ namespace {
 
 thread_local std::uint64_t t_waited = 0;
 
-// Tests with `test` (true: done, or an error to return) and runs analysis
+// Tests with `test` (returns MPI's code; sets `done`) and runs analysis
 // slices in between; once the analysis has nothing left, finishes with
 // `block`, the blocking call itself.
 template <class Test, class Block>
 int until_done(const Call& c, Test test, Block block) {
   for (bool first = true;; first = false) {
-    int rc = MPI_SUCCESS;
-    if (test(rc)) {
+    int done = 0;
+    const int rc = test(&done);
+    if (rc != MPI_SUCCESS || done != 0) {
       if (!first) progress_wait_done(c.caller);
       return rc;
     }
@@ -38,34 +39,18 @@ int recv(const Call& c, void* buf, int count, MPI_Datatype type, int source, int
 
 int wait(const Call& c, MPI_Request* request, MPI_Status* status) {
   return until_done(
-      c,
-      [&](int& rc) {
-        int flag = 0;
-        rc = PMPI_Test(request, &flag, status);
-        return rc != MPI_SUCCESS || flag != 0;
-      },
-      [&] { return PMPI_Wait(request, status); });
+      c, [&](int* done) { return PMPI_Test(request, done, status); }, [&] { return PMPI_Wait(request, status); });
 }
 
 int waitany(const Call& c, int count, MPI_Request requests[], int* index, MPI_Status* status) {
   return until_done(
-      c,
-      [&](int& rc) {
-        int flag = 0;
-        rc = PMPI_Testany(count, requests, index, &flag, status);
-        return rc != MPI_SUCCESS || flag != 0;
-      },
+      c, [&](int* done) { return PMPI_Testany(count, requests, index, done, status); },
       [&] { return PMPI_Waitany(count, requests, index, status); });
 }
 
 int waitall(const Call& c, int count, MPI_Request requests[], MPI_Status statuses[]) {
   return until_done(
-      c,
-      [&](int& rc) {
-        int flag = 0;
-        rc = PMPI_Testall(count, requests, &flag, statuses);
-        return rc != MPI_SUCCESS || flag != 0;
-      },
+      c, [&](int* done) { return PMPI_Testall(count, requests, done, statuses); },
       [&] { return PMPI_Waitall(count, requests, statuses); });
 }
 
@@ -75,21 +60,17 @@ int waitsome(const Call& c, int count, MPI_Request requests[], int* outcount, in
   // MPI_Waitsome) when no request is active.
   return until_done(
       c,
-      [&](int& rc) {
-        rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
-        return rc != MPI_SUCCESS || *outcount != 0;
+      [&](int* done) {
+        const int rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
+        *done = *outcount != 0;
+        return rc;
       },
       [&] { return PMPI_Waitsome(count, requests, outcount, indices, statuses); });
 }
 
 int probe(const Call& c, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return until_done(
-      c,
-      [&](int& rc) {
-        int flag = 0;
-        rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-        return rc != MPI_SUCCESS || flag != 0;
-      },
+      c, [&](int* done) { return PMPI_Iprobe(source, tag, comm, done, status); },
       [&] { return PMPI_Probe(source, tag, comm, status); });
 }
 

@@ -69,7 +69,6 @@ Pipeline::~Pipeline() = default;
 
 void Pipeline::add_boundary(const Boundary& b) {
   boundaries_.push_back(b);
-  boundaries_.back().added = raw_now();
   t_progress_gate = 0;  // the next wrapper entry sees the new work (analysis_pending())
 }
 
@@ -173,7 +172,7 @@ analysis::Task<> Pipeline::loop() {
   for (;;) {
     Boundary b;
     while (!take_window(windows, b)) co_await sched.next_tick();
-    current_added_ = std::max<std::uint64_t>(b.added, 1);
+    in_window_ = true;
     refresh_definitions(b);
     if (s_.cfg.verbose >= 3) dump_windows(s_, windows);
     const double busy = sched.busy_seconds();
@@ -185,7 +184,7 @@ analysis::Task<> Pipeline::loop() {
     last_ = b;
     const analysis::EpochFacts facts = co_await s_.analyzer->run_epoch(windows, *s_.transport, bounds);
     co_await write_epoch_output(s_, facts, sched.busy_seconds() - busy, b.kind);
-    current_added_ = 0;
+    in_window_ = false;
     if (finishing_) co_await sched.next_tick();  // back to finish_append()
     // Communicators every member freed (agreed in this epoch) are released
     // now that no epoch needs them any more.

@@ -37,7 +37,6 @@ struct Boundary {
   std::uint64_t raw = 0;     // sync cuts: the MPI thread's raw clock at the cut (0: none)
   std::uint64_t time = 0;    // global ns (for sync cuts: `raw`, mapped like the events)
   bool mapped = false;
-  std::uint64_t added = 0;   // raw clock when this rank learnt of it (add_boundary)
 };
 
 class Pipeline {
@@ -56,12 +55,9 @@ class Pipeline {
   bool finished() const { return finished_; }
   // Boundaries whose windows are not analyzed completely yet.
   std::size_t backlog() const { return boundaries_.size(); }
-  // Raw clock since which the oldest agreed window waits to be analyzed and
-  // written (the one in progress included); 0 while there is none.
-  std::uint64_t work_since() const {
-    if (current_added_ != 0) return current_added_;
-    return boundaries_.empty() ? 0 : boundaries_.front().added;
-  }
+  // True while an agreed window waits to be analyzed or written (the one in
+  // progress included).
+  bool has_work() const { return in_window_ || !boundaries_.empty(); }
   // Events of the MPI thread not assigned to a window yet (buffer and
   // drained), for the cut requests.
   std::size_t open_events() const;
@@ -90,8 +86,8 @@ class Pipeline {
   bool started_ = false, finished_ = false, failed_ = false;
   bool finishing_ = false;  // finish_append(): stop right after the epoch's output
   std::deque<Boundary> boundaries_;          // agreed, window not analyzed yet
-  Boundary last_{0, cutkind::kSync, 0, 0, true, 0};  // where the next window starts (MPI_Init: synchronizing)
-  std::uint64_t current_added_ = 0;  // `added` of the window being analyzed (0: none)
+  Boundary last_{0, cutkind::kSync, 0, 0, true};  // where the next window starts (MPI_Init: synchronizing)
+  bool in_window_ = false;  // a window taken from boundaries_ is analyzed or written
   std::vector<std::vector<Event>> pending_;  // per location: drained, not in a window yet
   std::vector<std::uint64_t> dropped_;       // per location: drops since its last window
 };

@@ -86,7 +86,7 @@ Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budge
     if (!in_wait && s.appending && !t_inside_hdf5) s.pipeline->finish_append();
   }
   t_inside_hdf5 = false;
-  t_analysis_pending = s.cfg.patient_waits && w != Pipeline::Wait::Done && s.pipeline->work_since() != 0;
+  t_analysis_pending = s.cfg.patient_waits && w != Pipeline::Wait::Done && s.pipeline->has_work();
   return w;
 }
 
@@ -100,7 +100,7 @@ std::uint64_t next_gate(const State& s, Pipeline::Wait w, std::uint64_t t1, std:
                            ticks(kMaxGapNs));
     case Pipeline::Wait::Remote: break;
   }
-  return t1 + ticks(s.pipeline->work_since() != 0 ? kRemoteGateNs : kIdleGateNs);
+  return t1 + ticks(s.pipeline->has_work() ? kRemoteGateNs : kIdleGateNs);
 }
 
 thread_local std::uint64_t t_wait_gate = 0;  // progress_while_waiting(): next slice
