@@ -94,16 +94,20 @@ class Result:
         return out
 
     # --- values ----------------------------------------------------------
-    def value(self, metric, rank=None, region=None, exclusive=False, under=None):
+    def value(self, metric, rank=None, region=None, exclusive=False, under=None, app=False):
         """Sum of a metric over call paths (those whose last region is
-        `region` and that lie below region `under`, if given) and over the
-        locations of `rank` (all, if None)."""
+        `region` and that lie below region `under`, if given; with `app`,
+        only the application's: no tool region such as onlinews_analysis on
+        the path) and over the locations of `rank` (all, if None)."""
         a = self.exclusive(metric) if exclusive else self.inclusive(metric)
         cps = set(range(a.shape[0]))
         if region is not None:
             cps &= set(self.callpaths_of_region(region))
         if under is not None:
             cps &= set(self.callpaths_under(under))
+        if app:
+            for name in {n for n, k in zip(self.region_names, self.region_kinds) if k == "tool"}:
+                cps -= set(self.callpaths_under(name))
         a = a[sorted(cps), :]
         cols = slice(None) if rank is None else (self.loc_rank == rank)
         return float(a[:, cols].sum())
