@@ -25,6 +25,7 @@ struct CompletedRecv {
   std::int32_t tag = 0;
   std::int64_t post_enter = 0, post_leave = 0;
   std::size_t post_event = kNoEvent;  // the posting event, if in this window
+  std::int64_t done_leave = 0;        // leave of the call that completed it
 };
 
 struct OpenRecv {  // a receive request posted but not completed yet
@@ -100,6 +101,9 @@ struct Analyzer::Impl {
   std::unordered_map<std::uint32_t, OpenRecv> open_recvs;
   std::unordered_map<std::uint32_t, OpenSend> open_sends;
   std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
+  // Windows left to match carefully after one that lost events (see
+  // exchange_and_match): sends of the lost window are gone from `pending`.
+  int realign = 0;
   // Communicators some member used from a thread that is not analyzed, for
   // point-to-point calls / for collectives (agreed by all members, never
   // forgotten): their messages / instances are left out of the matching.

@@ -248,6 +248,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     ReplayContext ctx(src);
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }
+  if (m.realign > 0 && !m.facts.comm_analysis_skipped) --m.realign;
   ++m.epoch;
   m.facts.forward_seconds = t1 - t0;
   m.facts.backward_seconds = sched.busy_seconds() - t1;

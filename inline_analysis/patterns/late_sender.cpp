@@ -5,7 +5,8 @@
 // (Waitall, Waitsome) counts once, with its largest wait.  Probes (Probe,
 // Mprobe, successful Iprobe/Improbe, whose polling loop is one visit) wait
 // the same way for the send of the message they probed; the receive of a
-// probed message then has no Late Sender (seed 004 §3.3).
+// probed message then has no Late Sender (seed 004 §3.3).  A send that
+// starts after the receive returned is no wait (a broken pairing).
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -25,6 +26,10 @@ class LateSender final : public Pattern {
     if ((e.flags & evflag::kByTest) != 0 || ctx.probed()) return;
     const SendRecord* s = ctx.matched_send();
     if (s == nullptr || ctx.region_leave() == kOpen || s->enter <= ctx.region_enter()) return;
+    // A send that started after the receive returned cannot be its message
+    // (a pairing broken by lost events): no wait, and no message against
+    // time in the backward replay, which would then wait for itself.
+    if (s->enter > ctx.region_leave()) return;
     const double w = secs(std::min(s->enter, ctx.region_leave()) - ctx.region_enter());
     if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) {
       cur_ = Current{};

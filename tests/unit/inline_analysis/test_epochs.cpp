@@ -98,3 +98,28 @@ TEST_CASE("lost events: the epoch is analyzed for time only", "[epochs]") {
   CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
   CHECK(res[1].get(Metric::mpi) == Approx(1.2));
 }
+
+TEST_CASE("after a window that lost events, receives realign with their sends", "[epochs][matching]") {
+  // Rank 0 loses events in epoch 0, so that window is analyzed for time
+  // only and its send at 0.2 never reaches the matching.  Rank 1 receives
+  // that message in epoch 1 (1.6-1.7), then the next one, which rank 0
+  // sends at 2.0 while rank 1 waits from 1.9: a Late Sender of 0.1 s.  The
+  // first receive must stay unmatched: pairing it with the send at 2.0
+  // (which started after the receive returned) would leave the second
+  // receive without a send and lose its wait.
+  auto r = make_ranks(2);
+  r[0].send(0.2, 0.3, 1, 3);
+  r[0].coll(1.0, 1.5, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  r[1].coll(1.4, 1.5, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.cut();
+  r[1].recv(1.6, 1.7, 0, 3);
+  r[0].send(2.0, 2.1, 1, 3);
+  r[1].recv(1.9, 2.2, 0, 3);
+  for (auto& v : r) v.leave(3.0);
+  r[0].dropped = 5;
+  auto res = replay(r);
+  CHECK(res[1].facts[0].comm_analysis_skipped);
+  CHECK_FALSE(res[1].facts[1].comm_analysis_skipped);
+  CHECK(res[1].facts[1].unmatched_receives == 1);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == Approx(0.1));
+}
