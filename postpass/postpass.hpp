@@ -46,6 +46,8 @@ struct SummaryInput {
   std::string output_path;   // empty if no file was written
   int ranks = 1, max_threads = 1, epochs = 0;
   double wall_seconds = 0, analysis_seconds = 0;
+  int analysis_thread_ranks = 0;       // ranks that ran an analysis thread
+  double analysis_thread_seconds = 0;  // its local work, summed over those ranks
   std::uint64_t dropped_events = 0, cross_epoch_messages = 0, unmatched_receives = 0;
   std::uint64_t untracked_calls = 0;      // on communicators the tool does not track (time only)
   std::uint64_t other_thread_calls = 0;   // of threads other than the MPI thread (time only)

@@ -66,6 +66,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                 static_cast<unsigned long long>(in.requested_cuts), in.requested_cuts == 1 ? "" : "s",
                 in.analysis_seconds);
   os << line;
+  if (in.analysis_thread_ranks > 0) {
+    std::snprintf(line, sizeof line, "onlinews: analysis threads on %d of %d ranks ran %.3f s of the analysis\n",
+                  in.analysis_thread_ranks, in.ranks, in.analysis_thread_seconds);
+    os << line;
+  }
   // onlinews' own time: one-time set-up (MPI_T, communicator duplicates,
   // output file) versus the recurring epochs and cut decisions.
   double setup = 0;

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <thread>
+
 #include "mpi_transport.hpp"
 #include "regions.hpp"
 #include "state.hpp"
@@ -101,7 +103,11 @@ void final_epoch(std::uint64_t t_leave) {
   s.cuts->sync_cut(cutkind::kSync | cutkind::kFinal, t_leave);
   s.cuts->shutdown();
   // Every rank is here: drive the remaining epochs to their end.
-  while (!s.pipeline->finished()) s.pipeline->advance(std::chrono::nanoseconds(0));
+  // (This thread computes too; while the analysis thread holds the
+  // pipeline it leaves the core to it.)
+  while (!s.pipeline->finished()) {
+    if (s.pipeline->advance(std::chrono::nanoseconds(0), true) == Pipeline::Wait::Helper) std::this_thread::yield();
+  }
 }
 
 }  // namespace onlinews::rt

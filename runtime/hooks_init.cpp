@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <thread>
 #include <sstream>
 
 #include "hooks_common.hpp"
@@ -169,6 +170,24 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, opts);
   s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);
   s.pipeline = std::make_unique<Pipeline>(s);
+  const int my_host = s.defs.host_of_rank[static_cast<std::size_t>(s.rank)];
+  const ThreadChoice helper = choose_analysis_thread(
+      s.cfg.analysis_thread, static_cast<int>(std::count(s.defs.host_of_rank.begin(), s.defs.host_of_rank.end(), my_host)));
+  if (helper.bad) {
+    s.warnings.push_back("ONLINEWS_ANALYSIS_THREAD='" + s.cfg.analysis_thread +
+                         "' is not auto, 0 or 1; using the default (auto)");
+  }
+  if (s.cfg.verbose >= 3 || (s.cfg.verbose >= 2 && s.rank == 0)) {
+    std::fprintf(stderr, "onlinews[%d]: analysis thread %s (%s)\n", s.rank, helper.on ? "on" : "off",
+                 helper.why.c_str());
+  }
+  if (helper.on) {
+    s.analysis_thread = std::make_unique<AnalysisThread>();
+    if (!s.analysis_thread->start(s.transport->scheduler())) {
+      s.analysis_thread.reset();
+      s.warnings.push_back("could not start the analysis thread; the analysis runs on the MPI thread");
+    }
+  }
   s.cuts = std::make_unique<CutProtocol>(s);
   s.cuts->init();
 
@@ -267,7 +286,9 @@ void pre_finalize(Call& c) {
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
       if (done) break;
       s->cuts->poll();
-      s->pipeline->advance(std::chrono::microseconds(200));
+      if (s->pipeline->advance(std::chrono::microseconds(200), true) == Pipeline::Wait::Helper) {
+        std::this_thread::yield();
+      }
     }
   }
   const std::uint64_t t2 = raw_now();
@@ -278,6 +299,7 @@ void pre_finalize(Call& c) {
   t_progress_gate = UINT64_MAX;
   try {
     final_epoch(t2);
+    if (s->analysis_thread) s->analysis_thread->stop();
     s->finalize_leave_ns = global_ns(*s, t2);
     g_recording.store(false);
     finish_output(*s);

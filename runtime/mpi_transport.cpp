@@ -4,6 +4,7 @@
 #include <climits>
 
 namespace onlinews::rt {
+using analysis::Where;
 namespace {
 
 constexpr int kExchangeTag = 30217;  // + parity of the exchange (see exchange())
@@ -45,8 +46,11 @@ MpiTransport::~MpiTransport() {
   PMPI_Op_free(&scan_op_);
 }
 
+// (Sends the replay queued go out first: a peer may wait for them before
+// it can join the operation this rank waits in.)
 analysis::Task<> MpiTransport::wait(MPI_Request& req) {
   for (;;) {
+    send_posted();
     int done = 0;
     PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) co_return;
@@ -56,6 +60,7 @@ analysis::Task<> MpiTransport::wait(MPI_Request& req) {
 
 analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
   for (;;) {
+    send_posted();
     int done = 0;
     PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
     if (done) co_return;
@@ -71,6 +76,8 @@ analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
 // cannot be two ahead: each exchange ends with the barrier).
 analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out,
                                         std::vector<analysis::Parcel>& in) {
+  const Where home = co_await sched_.to_driver();
+  send_posted();
   const int tag = kExchangeTag + static_cast<int>(exchanges_++ & 1u);
   std::vector<MPI_Request> reqs;
   reqs.reserve(out.size());
@@ -114,35 +121,51 @@ analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out
   }
   std::stable_sort(in.begin(), in.end(),
                    [](const analysis::Parcel& a, const analysis::Parcel& b) { return a.peer < b.peer; });
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::allreduce(const analysis::CommDef& comm, analysis::CollRecord* inout, std::size_t n) {
+  if (n == 0) co_return;
+  const Where home = co_await sched_.to_driver();  // (the registry is the MPI thread's)
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) co_return;
+  if (c == MPI_COMM_NULL) {
+    co_await sched_.back_to(home);
+    co_return;
+  }
   MPI_Request r;
   PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c, &r);
   co_await wait(r);
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::scan(const analysis::CommDef& comm, analysis::ScanRecord* inout, std::size_t n) {
+  if (n == 0) co_return;
+  const Where home = co_await sched_.to_driver();
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) co_return;
+  if (c == MPI_COMM_NULL) {
+    co_await sched_.back_to(home);
+    co_return;
+  }
   std::vector<analysis::ScanRecord> result(n);
   MPI_Request r;
   PMPI_Iscan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c, &r);
   co_await wait(r);
   std::copy(result.begin(), result.end(), inout);
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::allreduce_max(double* inout, std::size_t n) {
+  const Where home = co_await sched_.to_driver();
   MPI_Request r;
   PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, world_, &r);
   co_await wait(r);
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) {
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0), displs(counts.size());
+  const Where home = co_await sched_.to_driver();
   MPI_Request r;
   PMPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world_, &r);
   co_await wait(r);
@@ -162,42 +185,78 @@ analysis::Task<> MpiTransport::gather(const std::vector<std::byte>& mine, std::v
     const auto b = flat.begin() + displs[static_cast<std::size_t>(k)];
     all.emplace_back(b, b + counts[static_cast<std::size_t>(k)]);
   }
+  co_await sched_.back_to(home);
 }
 
 void MpiTransport::post(int peer, std::vector<std::byte> data) {
-  posted_.push_back(std::move(data));
-  posted_requests_.emplace_back();
-  const auto& b = posted_.back();
-  PMPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, peer, kReplayTag + parity_, world_,
-             &posted_requests_.back());
+  // (Possibly on the helper thread: the send starts in the next section on
+  // the MPI thread.)
+  outbox_.push_back({peer, std::move(data)});
 }
 
-analysis::Task<std::vector<std::byte>> MpiTransport::take(int peer) {
+void MpiTransport::send_posted() {
+  for (auto& p : outbox_) {
+    posted_.push_back(std::move(p.data));
+    posted_requests_.emplace_back();
+    const auto& b = posted_.back();
+    PMPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, p.peer, kReplayTag + parity_, world_,
+               &posted_requests_.back());
+  }
+  outbox_.clear();
+}
+
+void MpiTransport::receive_replay() {
   for (;;) {
     int flag = 0;
     MPI_Message msg;
     MPI_Status st;
-    PMPI_Improbe(peer, kReplayTag + parity_, world_, &flag, &msg, &st);
-    if (flag) {
-      int count = 0;
-      PMPI_Get_count(&st, MPI_BYTE, &count);
-      std::vector<std::byte> d(static_cast<std::size_t>(count));
-      PMPI_Mrecv(d.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-      co_return d;
-    }
-    co_await sched_.next_tick();
+    PMPI_Improbe(MPI_ANY_SOURCE, kReplayTag + parity_, world_, &flag, &msg, &st);
+    if (!flag) return;
+    int count = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &count);
+    std::vector<std::byte> d(static_cast<std::size_t>(count));
+    PMPI_Mrecv(d.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    mailbox_[st.MPI_SOURCE].push_back(std::move(d));
   }
 }
 
+analysis::Task<std::vector<std::byte>> MpiTransport::take(int peer) {
+  // Messages that arrived with an earlier one wait in the mailbox: the
+  // backward replay takes one per synchronization point, and each trip to
+  // the MPI thread costs a wait for its next wrapper entry.
+  auto box = mailbox_.find(peer);
+  if (box == mailbox_.end() || box->second.empty()) {
+    const Where home = co_await sched_.to_driver();
+    for (;;) {
+      send_posted();
+      receive_replay();
+      box = mailbox_.find(peer);
+      if (box != mailbox_.end() && !box->second.empty()) break;
+      co_await sched_.next_tick();
+    }
+    co_await sched_.back_to(home);
+  }
+  std::vector<std::byte> d = std::move(box->second.front());
+  box->second.pop_front();
+  co_return d;
+}
+
 analysis::Task<> MpiTransport::flush() {
+  const Where home = co_await sched_.to_driver();
+  send_posted();
   if (!posted_requests_.empty()) co_await wait_all(posted_requests_);
   posted_requests_.clear();
   posted_.clear();
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) {
+  const Where home = co_await sched_.to_driver();
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) co_return;
+  if (c == MPI_COMM_NULL) {
+    co_await sched_.back_to(home);
+    co_return;
+  }
   std::uint64_t n = data.size();
   MPI_Request r;
   PMPI_Ibcast(&n, 1, MPI_UINT64_T, root, c, &r);
@@ -205,11 +264,17 @@ analysis::Task<> MpiTransport::bcast(const analysis::CommDef& comm, int root, st
   data.resize(n);
   PMPI_Ibcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c, &r);
   co_await wait(r);
+  co_await sched_.back_to(home);
 }
 
 analysis::Task<> MpiTransport::reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) {
+  if (n == 0) co_return;
+  const Where home = co_await sched_.to_driver();  // (the registry is the MPI thread's)
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL || n == 0) co_return;
+  if (c == MPI_COMM_NULL) {
+    co_await sched_.back_to(home);
+    co_return;
+  }
   MPI_Request r;
   if (comm.my_rank == root) {
     PMPI_Ireduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
@@ -217,6 +282,7 @@ analysis::Task<> MpiTransport::reduce_sum(const analysis::CommDef& comm, int roo
     PMPI_Ireduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
   }
   co_await wait(r);
+  co_await sched_.back_to(home);
 }
 
 }  // namespace onlinews::rt

@@ -4,11 +4,13 @@
 // Only nonblocking calls: every operation starts its requests, then tests
 // them once per tick of the pipeline's scheduler and suspends in between
 // (task.hpp), so whoever drives the pipeline never waits for another rank.
-// Called by the thread that drives the pipeline (the MPI thread).
+// Every MPI call is made on the MPI thread: an operation moves the pipeline
+// there (Scheduler::to_driver) and back when it is done; post() only queues.
 #pragma once
 #include <mpi.h>
 
 #include <deque>
+#include <map>
 
 #include "comms.hpp"
 #include "inline_analysis/transport.hpp"
@@ -38,6 +40,10 @@ class MpiTransport final : public analysis::Transport {
   // Suspends until `req` (and `more`) completed, testing once per tick.
   analysis::Task<> wait(MPI_Request& req);
   analysis::Task<> wait_all(std::vector<MPI_Request>& reqs);
+  // MPI thread: starts the sends post() queued; moves arrived replay
+  // messages into the mailbox.
+  void send_posted();
+  void receive_replay();
 
   MPI_Comm world_;
   const CommRegistry& comms_;
@@ -47,6 +53,8 @@ class MpiTransport final : public analysis::Transport {
   analysis::Scheduler sched_;
   std::deque<std::vector<std::byte>> posted_;  // buffers of sends in flight
   std::vector<MPI_Request> posted_requests_;
+  std::vector<analysis::Parcel> outbox_;                    // posted, not sent yet
+  std::map<int, std::deque<std::vector<std::byte>>> mailbox_;  // replay messages by source, not taken yet
   MPI_Datatype coll_type_ = MPI_DATATYPE_NULL, scan_type_ = MPI_DATATYPE_NULL;
   MPI_Op coll_op_ = MPI_OP_NULL, scan_op_ = MPI_OP_NULL;
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "inline_analysis/metrics.hpp"
+#include "mpi_transport.hpp"
 #include "postpass/postpass.hpp"
 #include "state.hpp"
 
@@ -54,19 +55,25 @@ void finish_output(State& s) {
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
   // Sums: [0] calls on untracked communicators, [1] unsuccessful polls
   // folded into visits, [2] calls of threads that are not analyzed (time
-  // only); [3] most mixed communicators on one rank (a maximum).
-  unsigned long long counts[4] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0, 0}, sums[4] = {};
+  // only), [3] ranks with an analysis thread; [4] most mixed communicators
+  // on one rank (a maximum).
+  unsigned long long counts[5] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
+                                  s.analysis_thread ? 1ULL : 0ULL, 0},
+                     sums[5] = {};
   for (int i = 0; i < s.buffers.count(); ++i) {
     if (const ThreadBuffer* b = s.buffers.at(i)) {
       counts[1] += b->coalesced_polls();
       counts[2] += b->time_only_calls();
     }
   }
-  PMPI_Allreduce(counts, sums, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
-  counts[3] = static_cast<unsigned long long>(s.mixed_comms);
-  PMPI_Allreduce(&counts[3], &sums[3], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
+  PMPI_Allreduce(counts, sums, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  counts[4] = static_cast<unsigned long long>(s.mixed_comms);
+  PMPI_Allreduce(&counts[4], &sums[4], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
   const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
-                           mixed_comms = sums[3];
+                           helper_ranks = sums[3], mixed_comms = sums[4];
+  // The analysis's local work run by analysis threads, summed over ranks.
+  double helper_seconds = s.transport->scheduler().helper_seconds(), all_helper_seconds = 0;
+  PMPI_Allreduce(&helper_seconds, &all_helper_seconds, 1, MPI_DOUBLE, MPI_SUM, s.tool_world);
 
   // Topology: gather every rank's coordinates.
   if (s.have_topology) {
@@ -121,6 +128,8 @@ void finish_output(State& s) {
     s.h5->set_attr("clock_violations_corrected", static_cast<std::int64_t>(s.totals.clock_violations_corrected));
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
+    s.h5->set_attr("analysis_thread_ranks", static_cast<std::int64_t>(helper_ranks));
+    s.h5->set_attr("analysis_thread_seconds", all_helper_seconds);
     std::string analyses;
     for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
     s.h5->set_attr("analyses", analyses);
@@ -163,6 +172,8 @@ void finish_output(State& s) {
     in.epochs = s.totals.epochs;
     in.wall_seconds = wall;
     in.analysis_seconds = s.totals.analysis_seconds;
+    in.analysis_thread_ranks = static_cast<int>(helper_ranks);
+    in.analysis_thread_seconds = all_helper_seconds;
     in.dropped_events = s.totals.dropped;
     in.cross_epoch_messages = s.totals.cross_epoch;
     in.unmatched_receives = s.totals.unmatched;

@@ -17,6 +17,12 @@ namespace {
 // part of a window is taken as complete this long after the boundary.
 constexpr std::uint64_t kGraceNs = 2'000'000;
 
+// Local work the MPI thread does itself when it resumes the pipeline
+// without computing (Scheduler::try_resume): the few microseconds between
+// two transport operations cost less than two hand-overs, each of which
+// waits for this thread's next MPI call.
+constexpr std::chrono::nanoseconds kGrace{50'000};
+
 // Group time of event i (see pipeline.hpp): completion events take the time
 // of the call's Leave that follows them; `next_leave` is that time as seen
 // by a backward scan (UINT64_MAX while none was seen).
@@ -167,9 +173,10 @@ void Pipeline::refresh_definitions(const Boundary& b) {
 
 analysis::Task<> Pipeline::loop() {
   analysis::Scheduler& sched = s_.transport->scheduler();
-  co_await sched.next_tick();  // every slice runs through Scheduler::resume (its time is counted)
+  co_await sched.next_tick();  // every slice runs through Scheduler::try_resume (its time is counted)
   std::vector<analysis::LocationWindow> windows;
   for (;;) {
+    // (The MPI thread's part: buffers, definitions, the file.)
     Boundary b;
     while (!take_window(windows, b)) co_await sched.next_tick();
     in_window_ = true;
@@ -182,7 +189,9 @@ analysis::Task<> Pipeline::loop() {
     bounds.begin = static_cast<std::int64_t>(last_.time);
     bounds.end = static_cast<std::int64_t>(b.time);
     last_ = b;
+    co_await sched.to_any();  // the analysis thread's, apart from its transport operations
     const analysis::EpochFacts facts = co_await s_.analyzer->run_epoch(windows, *s_.transport, bounds);
+    co_await sched.to_driver();
     co_await write_epoch_output(s_, facts, sched.busy_seconds() - busy, b.kind);
     in_window_ = false;
     if (finishing_) co_await sched.next_tick();  // back to finish_append()
@@ -193,42 +202,50 @@ analysis::Task<> Pipeline::loop() {
   }
 }
 
+analysis::Task<> Pipeline::run() {
+  try {
+    co_await loop();
+  } catch (const std::exception& e) {
+    error_ = std::string("the analysis failed (") + e.what() + "); results stop at the last finished epoch";
+  } catch (...) {
+    error_ = "the analysis failed; results stop at the last finished epoch";
+  }
+  co_await s_.transport->scheduler().finish();  // never resumed: the MPI thread sees it and ends the pipeline
+}
+
 void Pipeline::finish_append() {
   // (The append waits only while the caller is inside HDF5: progress()
   // never starts an append there, and then a few resumptions end it.)
   finishing_ = true;
-  for (int i = 0; i < 1000 && s_.appending && !finished_; ++i) advance(std::chrono::nanoseconds(0));
+  for (int i = 0; i < 1000 && s_.appending && !finished_; ++i) advance(std::chrono::nanoseconds(0), false);
   finishing_ = false;
 }
 
-Pipeline::Wait Pipeline::advance(std::chrono::nanoseconds budget) {
+Pipeline::Wait Pipeline::advance(std::chrono::nanoseconds budget, bool compute) {
   if (finished_) return Wait::Done;
   analysis::Scheduler& sched = s_.transport->scheduler();
-  try {
-    if (!started_) {
-      started_ = true;
-      task_ = loop();
-      sched.set_budget(budget);
-      task_.start();
-    } else if (sched.waiting()) {
-      sched.resume(budget);
-    }
-    if (task_.done()) {
-      finished_ = true;
-      task_.result();  // rethrows what went wrong
-      return Wait::Done;
-    }
-  } catch (const std::exception& e) {
-    failed_ = finished_ = true;
-    log_warning(std::string("the analysis failed (") + e.what() + "); results stop at the last finished epoch",
-                false);
-    return Wait::Done;
-  } catch (...) {
-    failed_ = finished_ = true;
-    log_warning("the analysis failed; results stop at the last finished epoch", false);
-    return Wait::Done;
+  compute = compute || !sched.split();
+  if (!started_) {
+    started_ = true;
+    task_ = run();
+    sched.set_budget(budget);
+    task_.start();
+  } else {
+    sched.try_resume(false, compute, budget, kGrace);
   }
-  return sched.waiting_for_remote() ? Wait::Remote : Wait::Slice;
+  switch (sched.where()) {
+    case analysis::Where::Finished:
+      finished_ = true;
+      if (!error_.empty()) {
+        failed_ = true;
+        log_warning(error_, false);
+      }
+      return Wait::Done;
+    case analysis::Where::Driver: return sched.waiting_for_remote() ? Wait::Remote : Wait::Slice;
+    case analysis::Where::Any: return compute ? Wait::Slice : Wait::Helper;
+    case analysis::Where::Running: break;
+  }
+  return Wait::Helper;  // the analysis thread runs it
 }
 
 }  // namespace onlinews::rt

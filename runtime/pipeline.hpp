@@ -4,7 +4,8 @@
 // windows at the boundaries, and runs one coroutine that analyzes window
 // after window and appends each epoch's rows to the file.  The progress
 // engine (progress.cpp) advances it in slices at MPI wrapper entries of the
-// MPI thread; nothing here blocks.
+// MPI thread; the local work of the analysis runs on the analysis thread
+// (analysis_thread.hpp) when there is one.  Nothing here blocks.
 //
 // Every boundary is a time T on the global clock: for a synchronizing cut
 // the MPI thread's clock right after the cut collective (so the window ends
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "inline_analysis/analysis.hpp"
@@ -48,10 +50,14 @@ class Pipeline {
 
   // MPI thread: boundary `b` is agreed (cut protocol or sync decision).
   void add_boundary(const Boundary& b);
-  enum class Wait { Remote, Slice, Done };
-  // MPI thread, at a progress point: runs the analysis for at most `budget`
-  // of local work (0: until it waits for other ranks or is done).
-  Wait advance(std::chrono::nanoseconds budget);
+  // What the pipeline waits for after advance(): other ranks, more time on
+  // this thread, the analysis thread (its local work), or nothing (done).
+  enum class Wait { Remote, Slice, Helper, Done };
+  // MPI thread, at a progress point: runs the analysis's sections that need
+  // this thread and, with `compute` (or without an analysis thread), its
+  // local work, for at most `budget` (0: until it waits for other ranks or
+  // the analysis thread, or is done).
+  Wait advance(std::chrono::nanoseconds budget, bool compute);
   bool finished() const { return finished_; }
   // Boundaries whose windows are not analyzed completely yet.
   std::size_t backlog() const { return boundaries_.size(); }
@@ -73,6 +79,7 @@ class Pipeline {
 
  private:
   analysis::Task<> loop();
+  analysis::Task<> run();  // loop(), then Scheduler::finish() (errors kept in error_)
   // Drains the buffers (all, or only those filling up) and maps times to
   // global ns.
   void drain(bool all);
@@ -84,7 +91,8 @@ class Pipeline {
   State& s_;
   analysis::Task<> task_;
   bool started_ = false, finished_ = false, failed_ = false;
-  bool finishing_ = false;  // finish_append(): stop right after the epoch's output
+  bool finishing_ = false;
+  std::string error_;  // why the analysis failed (set by whichever thread ran it)  // finish_append(): stop right after the epoch's output
   std::deque<Boundary> boundaries_;          // agreed, window not analyzed yet
   Boundary last_{0, cutkind::kSync, 0, 0, true};  // where the next window starts (MPI_Init: synchronizing)
   bool in_window_ = false;  // a window taken from boundaries_ is analyzed or written

@@ -22,9 +22,12 @@ namespace {
 // Gates, in ns (converted to raw ticks by init_progress()).
 constexpr double kIdleGateNs = 100'000;   // nothing to analyze: poll the cut protocol
 constexpr double kRemoteGateNs = 5'000;   // the analysis waits for other ranks' messages
+constexpr double kHelperGateNs = 20'000;  // the analysis thread has it: look for hand-overs
 constexpr double kRecordNs = 2'000;       // shorter progress is not recorded as a region
-// Where the local analysis runs (docs/design.md, "Analysis in waiting
-// time"): inside the application's blocking waits, in slices of kWaitSlice
+// Where the local analysis runs (docs/design.md, "The analysis thread" and
+// "Analysis in waiting time"): on the analysis thread when there is one,
+// else (and when the buffers fill up) on this thread: inside the
+// application's blocking waits, in slices of kWaitSlice
 // (patient.cpp), where the application waits anyway and a message that
 // arrives during a slice is taken at most that much later; and at wrapper
 // entries, kSlice at a time and at most kSliceShare of the thread's time
@@ -71,8 +74,9 @@ void find_hdf5() {
 }
 
 // The tool's part of a progress point: buffers, cut protocol, `budget` of
-// analysis (0: until it waits for other ranks).  Keeps t_analysis_pending.
-Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budget, bool in_wait) {
+// analysis (0: until it waits for other ranks); local work too if
+// `compute` or inside a wait.  Keeps t_analysis_pending.
+Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budget, bool in_wait, bool compute) {
   const auto a = reinterpret_cast<std::uintptr_t>(caller);
   t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
   Pipeline::Wait w;
@@ -80,7 +84,7 @@ Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budge
     ToolScope tool;
     s.pipeline->relieve();
     s.cuts->poll();
-    w = s.pipeline->advance(budget);
+    w = s.pipeline->advance(budget, compute || in_wait);
     // The application never runs between the parts of an append; inside a
     // wait that happens when the wait ends (progress_wait_done()).
     if (!in_wait && s.appending && !t_inside_hdf5) s.pipeline->finish_append();
@@ -98,6 +102,7 @@ std::uint64_t next_gate(const State& s, Pipeline::Wait w, std::uint64_t t1, std:
       // (A slice may overrun its budget by a step that cannot be split.)
       return t1 + std::min(static_cast<std::uint64_t>(static_cast<double>(took) / kSliceShare - static_cast<double>(took)),
                            ticks(kMaxGapNs));
+    case Pipeline::Wait::Helper: return t1 + ticks(kHelperGateNs);
     case Pipeline::Wait::Remote: break;
   }
   return t1 + ticks(s.pipeline->has_work() ? kRemoteGateNs : kIdleGateNs);
@@ -132,7 +137,7 @@ void progress(const void* caller, std::uint32_t region) {
   // needs (local work only: it never waits for another rank here).
   ThreadBuffer* mb = s->buffers.at(0);
   const bool pressed = mb != nullptr && 4 * s->pipeline->open_events() >= 3 * mb->capacity();
-  const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false);
+  const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false, pressed);
   const std::uint64_t t1 = raw_now();
   // Inside a polling loop (the coming call continues it) the slice stays
   // part of the loop's one visit: the application was waiting there anyway,
@@ -162,9 +167,11 @@ bool progress_while_waiting(const void* caller) {
   if (s == nullptr || t_in_tool > 0 || s->pipeline == nullptr) return false;
   const std::uint64_t t0 = raw_now();
   if (t0 < t_wait_gate) return t_analysis_pending;
-  const Pipeline::Wait w = step(*s, caller, kWaitSlice, true);
+  const Pipeline::Wait w = step(*s, caller, kWaitSlice, true, true);
   const std::uint64_t t1 = raw_now();
-  t_wait_gate = w == Pipeline::Wait::Remote ? t1 + ticks(kRemoteGateNs) : t1;
+  t_wait_gate = w == Pipeline::Wait::Remote   ? t1 + ticks(kRemoteGateNs)
+                : w == Pipeline::Wait::Helper ? t1 + ticks(kHelperGateNs)
+                                              : t1;
   if (w == Pipeline::Wait::Done) t_progress_gate = UINT64_MAX;
   return t_analysis_pending;
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis_thread.hpp"
 #include "clock_sync.hpp"
 #include "comms.hpp"
 #include "config.hpp"
@@ -66,6 +67,7 @@ struct State {
   std::unique_ptr<MpiTransport> transport;
   std::unique_ptr<CutProtocol> cuts;
   std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<AnalysisThread> analysis_thread;  // ONLINEWS_ANALYSIS_THREAD (null: off or not created)
 
   std::string exe, command, mpi_library, start_time;
   std::uint64_t t_init_raw = 0;     // this rank's MPI_Init entry (raw clock)
