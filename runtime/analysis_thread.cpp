@@ -94,6 +94,7 @@ void AnalysisThread::stop() {
   stop_.store(true, std::memory_order_release);
   sched_->wake();
   thread_.join();
+  sched_->enable_helper(false);  // the MPI thread runs whatever follows alone
 }
 
 void AnalysisThread::run() {

@@ -16,8 +16,15 @@ struct ClockSkew {
 // False (and `out` unchanged) if `text` is malformed.
 bool parse_clock_skew(const std::string& text, ClockSkew& out);
 
+// ONLINEWS_TEST_REFERENCE=PATH: a test knob, outside the documented table.
+// Every event is also kept (unbounded memory) and, after MPI_Finalize's
+// epoch, analyzed again as one epoch into the file PATH: the epochs'
+// results against the post-mortem reference of the same execution
+// (runtime/reference.cpp).
+
 struct Config {
   ClockSkew test_clock_skew;  // validated with the table's variables
+  std::string test_reference;  // empty: off
 #define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) ConfigType_##type field{};
   using ConfigType_Bool = bool;
   using ConfigType_Seconds = double;

@@ -303,6 +303,7 @@ void pre_finalize(Call& c) {
     s->finalize_leave_ns = global_ns(*s, t2);
     g_recording.store(false);
     finish_output(*s);
+    write_reference(*s);
   } catch (...) {
     log_warning("the final analysis failed; results may be incomplete", false);
   }

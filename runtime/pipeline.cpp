@@ -171,6 +171,16 @@ void Pipeline::refresh_definitions(const Boundary& b) {
   d.host_of_rank = s_.defs.host_of_rank;
 }
 
+void Pipeline::keep_reference(const std::vector<analysis::LocationWindow>& windows) {
+  if (reference_.size() < windows.size()) reference_.resize(windows.size());
+  for (std::size_t l = 0; l < windows.size(); ++l) {
+    auto& r = reference_[l];
+    r.location = windows[l].location;
+    r.events.insert(r.events.end(), windows[l].events.begin(), windows[l].events.end());
+    r.dropped += windows[l].dropped;
+  }
+}
+
 analysis::Task<> Pipeline::loop() {
   analysis::Scheduler& sched = s_.transport->scheduler();
   co_await sched.next_tick();  // every slice runs through Scheduler::try_resume (its time is counted)
@@ -182,6 +192,7 @@ analysis::Task<> Pipeline::loop() {
     in_window_ = true;
     refresh_definitions(b);
     if (s_.cfg.verbose >= 3) dump_windows(s_, windows);
+    if (!s_.cfg.test_reference.empty()) keep_reference(windows);
     const double busy = sched.busy_seconds();
     analysis::WindowBounds bounds;
     bounds.starts_synchronized = (last_.kind & cutkind::kSync) != 0;

@@ -76,6 +76,11 @@ class Pipeline {
   // epoch's append that slices in a wait left in parts, so that a SIGKILL
   // between two application calls finds the file with whole epochs.
   void finish_append();
+  // ONLINEWS_TEST_REFERENCE: every window's events as analyzed (before any
+  // clock correction), concatenated per location, and where the run's
+  // first and last boundaries lie.  MPI thread, once the pipeline finished.
+  std::vector<analysis::LocationWindow> take_reference() { return std::move(reference_); }
+  std::int64_t last_boundary_time() const { return static_cast<std::int64_t>(last_.time); }
 
  private:
   analysis::Task<> loop();
@@ -87,6 +92,7 @@ class Pipeline {
   // part is complete.
   bool take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b);
   void refresh_definitions(const Boundary& b);
+  void keep_reference(const std::vector<analysis::LocationWindow>& windows);
 
   State& s_;
   analysis::Task<> task_;
@@ -98,6 +104,7 @@ class Pipeline {
   bool in_window_ = false;  // a window taken from boundaries_ is analyzed or written
   std::vector<std::vector<Event>> pending_;  // per location: drained, not in a window yet
   std::vector<std::uint64_t> dropped_;       // per location: drops since its last window
+  std::vector<analysis::LocationWindow> reference_;  // ONLINEWS_TEST_REFERENCE only (take_reference)
 };
 
 }  // namespace onlinews::rt

@@ -122,5 +122,9 @@ void open_output(State& s);
 analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts, double analysis_seconds,
                                     std::uint8_t cut_kind);
 void finish_output(State& s);
+// ONLINEWS_TEST_REFERENCE: the run again as one epoch, into its own file
+// (runtime/reference.cpp).  Collective over the tool's world communicator,
+// after finish_output().
+void write_reference(State& s);
 
 }  // namespace onlinews::rt
