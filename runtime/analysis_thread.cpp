@@ -5,12 +5,14 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <system_error>
+
+#include "config.hpp"
 
 namespace onlinews::rt {
 namespace {
@@ -40,18 +42,13 @@ int app_threads() {
 }  // namespace
 
 ThreadChoice choose_analysis_thread(const std::string& setting, int ranks_on_node) {
+  ThreadChoice out;
+  if (parse_bool_text(setting, out.on)) {
+    out.why = "ONLINEWS_ANALYSIS_THREAD=" + setting;
+    return out;
+  }
   std::string v = setting;
   for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  ThreadChoice out;
-  if (v == "1" || v == "yes" || v == "true" || v == "on") {
-    out.on = true;
-    out.why = "ONLINEWS_ANALYSIS_THREAD=" + setting;
-    return out;
-  }
-  if (v == "0" || v == "no" || v == "false" || v == "off") {
-    out.why = "ONLINEWS_ANALYSIS_THREAD=" + setting;
-    return out;
-  }
   out.bad = v != "auto";
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -26,9 +26,7 @@ std::string lower(std::string s) {
 // Each parser returns false (and leaves `out` alone) on a bad value; `why`
 // says what was expected.
 bool parse_value(const std::string& raw, bool& out, double, double, std::string& why) {
-  const std::string v = lower(trim(raw));
-  if (v == "1" || v == "yes" || v == "true" || v == "on") { out = true; return true; }
-  if (v == "0" || v == "no" || v == "false" || v == "off") { out = false; return true; }
+  if (parse_bool_text(raw, out)) return true;
   why = "expected 0/1, yes/no, true/false or on/off";
   return false;
 }
@@ -118,6 +116,13 @@ bool parse_value(const std::string& raw, std::vector<std::string>& out, double, 
 }
 
 }  // namespace
+
+bool parse_bool_text(const std::string& text, bool& out) {
+  const std::string v = lower(trim(text));
+  if (v == "1" || v == "yes" || v == "true" || v == "on") { out = true; return true; }
+  if (v == "0" || v == "no" || v == "false" || v == "off") { out = false; return true; }
+  return false;
+}
 
 bool parse_clock_skew(const std::string& text, ClockSkew& out) {
   double v[3] = {0, 0, 0};

@@ -60,6 +60,10 @@ Config parse_config_from_environment(std::vector<std::string>& warnings);
 // Markdown table of all variables (the README's configuration table).
 std::string config_markdown_table();
 
+// A yes/no value (0/1, yes/no, true/false, on/off, any case); false if
+// it is none of them.
+bool parse_bool_text(const std::string& text, bool& out);
+
 // A byte size such as "4096", "64K" or "16M"; false if malformed.
 bool parse_size_text(const std::string& text, std::uint64_t& out);
 

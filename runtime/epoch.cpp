@@ -9,7 +9,6 @@
 // programs without such collectives, are cut_protocol.cpp's.
 #include <algorithm>
 #include <cmath>
-
 #include <thread>
 
 #include "mpi_transport.hpp"

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "hooks_common.hpp"
 #include "mpi_transport.hpp"

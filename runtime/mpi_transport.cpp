@@ -128,13 +128,11 @@ analysis::Task<> MpiTransport::allreduce(const analysis::CommDef& comm, analysis
   if (n == 0) co_return;
   const Where home = co_await sched_.to_driver();  // (the registry is the MPI thread's)
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) {
-    co_await sched_.back_to(home);
-    co_return;
+  if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
+    MPI_Request r;
+    PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c, &r);
+    co_await wait(r);
   }
-  MPI_Request r;
-  PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c, &r);
-  co_await wait(r);
   co_await sched_.back_to(home);
 }
 
@@ -142,15 +140,13 @@ analysis::Task<> MpiTransport::scan(const analysis::CommDef& comm, analysis::Sca
   if (n == 0) co_return;
   const Where home = co_await sched_.to_driver();
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) {
-    co_await sched_.back_to(home);
-    co_return;
+  if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
+    std::vector<analysis::ScanRecord> result(n);
+    MPI_Request r;
+    PMPI_Iscan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c, &r);
+    co_await wait(r);
+    std::copy(result.begin(), result.end(), inout);
   }
-  std::vector<analysis::ScanRecord> result(n);
-  MPI_Request r;
-  PMPI_Iscan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c, &r);
-  co_await wait(r);
-  std::copy(result.begin(), result.end(), inout);
   co_await sched_.back_to(home);
 }
 
@@ -253,17 +249,15 @@ analysis::Task<> MpiTransport::flush() {
 analysis::Task<> MpiTransport::bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) {
   const Where home = co_await sched_.to_driver();
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) {
-    co_await sched_.back_to(home);
-    co_return;
+  if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
+    std::uint64_t n = data.size();
+    MPI_Request r;
+    PMPI_Ibcast(&n, 1, MPI_UINT64_T, root, c, &r);
+    co_await wait(r);
+    data.resize(n);
+    PMPI_Ibcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c, &r);
+    co_await wait(r);
   }
-  std::uint64_t n = data.size();
-  MPI_Request r;
-  PMPI_Ibcast(&n, 1, MPI_UINT64_T, root, c, &r);
-  co_await wait(r);
-  data.resize(n);
-  PMPI_Ibcast(data.data(), static_cast<int>(n), MPI_BYTE, root, c, &r);
-  co_await wait(r);
   co_await sched_.back_to(home);
 }
 
@@ -271,17 +265,15 @@ analysis::Task<> MpiTransport::reduce_sum(const analysis::CommDef& comm, int roo
   if (n == 0) co_return;
   const Where home = co_await sched_.to_driver();  // (the registry is the MPI thread's)
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
-  if (c == MPI_COMM_NULL) {
-    co_await sched_.back_to(home);
-    co_return;
+  if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
+    MPI_Request r;
+    if (comm.my_rank == root) {
+      PMPI_Ireduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
+    } else {
+      PMPI_Ireduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
+    }
+    co_await wait(r);
   }
-  MPI_Request r;
-  if (comm.my_rank == root) {
-    PMPI_Ireduce(MPI_IN_PLACE, inout, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
-  } else {
-    PMPI_Ireduce(inout, nullptr, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, root, c, &r);
-  }
-  co_await wait(r);
   co_await sched_.back_to(home);
 }
 

@@ -75,7 +75,7 @@ void find_hdf5() {
 
 // The tool's part of a progress point: buffers, cut protocol, `budget` of
 // analysis (0: until it waits for other ranks); local work too if
-// `compute` or inside a wait.  Keeps t_analysis_pending.
+// `compute`.  Keeps t_analysis_pending.
 Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budget, bool in_wait, bool compute) {
   const auto a = reinterpret_cast<std::uintptr_t>(caller);
   t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
@@ -84,7 +84,7 @@ Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budge
     ToolScope tool;
     s.pipeline->relieve();
     s.cuts->poll();
-    w = s.pipeline->advance(budget, compute || in_wait);
+    w = s.pipeline->advance(budget, compute);
     // The application never runs between the parts of an append; inside a
     // wait that happens when the wait ends (progress_wait_done()).
     if (!in_wait && s.appending && !t_inside_hdf5) s.pipeline->finish_append();
