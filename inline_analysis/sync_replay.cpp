@@ -66,7 +66,7 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
       if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
-    } else if (s.peer == peer) {
+    } else if (s.peer == peer && s.kind != SyncKind::LsRecvEarlier) {  // (that one's cause predates the window)
       return i;
     }
   }
@@ -200,8 +200,8 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   points_.push_back(start);
 
   for (const auto& f : in.late_senders) {
-    if (!f.same_epoch || f.event >= ev.size()) continue;
-    SyncPoint s = make(SyncKind::LsRecv, f.event);
+    if (f.event >= ev.size()) continue;
+    SyncPoint s = make(f.same_epoch ? SyncKind::LsRecv : SyncKind::LsRecvEarlier, f.event);
     s.wait = f.wait;
     s.peer = f.sender;
     s.seq = f.seq;
@@ -331,6 +331,8 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
       r.get<std::uint8_t>();
       r.get<std::uint32_t>();
       for (auto* h : handlers) h->cause_p2p(sp, ctx, r);
+    } else if (sp.kind == SyncKind::LsRecvEarlier && sp.wait > 0) {
+      for (auto* h : handlers) h->waiting_earlier(sp, ctx);
     } else if (sp.kind == SyncKind::Collective && sp.scan) {
       std::vector<double> votes;
       for (auto* h : handlers) h->scan_vote(sp, ctx, votes);

@@ -33,6 +33,8 @@ enum class SyncKind : std::uint8_t {
   LsSend,      // this rank's send was late (peer = receiver)
   LrSend,      // this rank's synchronizing send waited (peer = receiver)
   LrRecv,      // this rank posted the receive late (peer = sender)
+  LsRecvEarlier,  // as LsRecv, for a send recorded in an earlier window (a message
+                  // across a requested cut): the sender's point is walked already
   Collective,  // a collective instance (comm)
 };
 
@@ -153,6 +155,9 @@ class SyncHandler {
   // number on every member), summed over the communicator and given to all.
   virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
   virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
+  // Point to point, on the waiting side, when the cause lies in an earlier
+  // window (LsRecvEarlier): nothing travels, the sender walked it already.
+  virtual void waiting_earlier(SyncPoint&, SyncContext&) {}
   // After the walk (collective over all ranks: handlers may exchange).
   virtual Task<> end_walk(SyncContext&) { co_return; }
 };

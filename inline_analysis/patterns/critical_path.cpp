@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <map>
 #include <optional>
 
 #include "../sync_replay.hpp"
@@ -61,6 +62,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void begin_walk(SyncContext& ctx) override {
     pieces_.clear();
+    held_before_.clear();
     mask_ = 0;
     std::int64_t end = ctx.window_end();
     if (ctx.ends_synchronized()) {
@@ -90,6 +92,17 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
     out.put(mask_);
     if (mask_ != 0) hand_over(sp, ctx);
+  }
+
+  // A wait for a send of the earlier window: the path leaves here where
+  // the wait ended (before this window's start) for the sender, so at the
+  // window's start the sender holds it (the earlier window's end holder).
+  void waiting_earlier(SyncPoint& sp, SyncContext& ctx) override {
+    if (mask_ == 0) return;
+    const Mask m = mask_;
+    book(ctx, std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_, m);
+    mask_ = 0;
+    if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_[sp.peer] |= m;
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
@@ -157,7 +170,12 @@ class CriticalPath final : public Pattern, public SyncHandler {
     // any is pending: the decisions below are the same everywhere).
     if (!e.ends_synchronized || !pending_.empty()) {
       std::array<double, kCandidates> start{};
-      for (int c = 0; c < kCandidates; ++c) start[c] = (mask_ >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
+      for (int c = 0; c < kCandidates; ++c) {
+        start[c] = (mask_ >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
+        for (const auto& [rank, m] : held_before_) {
+          if ((m >> c) & 1) start[c] = rank + 1.0;
+        }
+      }
       co_await ctx.transport().allreduce_max(start.data(), start.size());
       for (int c = 0; c < kCandidates; ++c) e.start_holder[c] = static_cast<int>(start[c]) - 1;
     }
@@ -243,6 +261,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   Mask mask_ = 0;
   std::int64_t segment_end_ = 0;
   std::vector<Piece> pieces_;     // this walk's segments
+  std::map<int, Mask> held_before_;  // candidates that left for a sender of the earlier window
   std::deque<Epoch> pending_;     // epochs whose end holder is not known yet, and the one after
 };
 
