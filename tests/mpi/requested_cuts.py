@@ -73,16 +73,35 @@ def tool_delay(r):
     return r.value("delay") - r.value("delay", app=True)
 
 
+def designed_waiting(r, waits):
+    """Of `waits`, what the program's computation caused: less the waiting
+    onlinews' regions and the MPI calls themselves caused (delay costs
+    charged there; a rank descheduled inside an MPI call on a loaded
+    machine delays the others by 0.1 s and more, which is no error)."""
+    mpi = sum(r.value("delay", region=n, app=True) for n in set(r.region_names) if n.startswith("MPI_"))
+    return waits - tool_delay(r) - mpi
+
+
 def expected(mode, r, n, check, label):
     """The program's own numbers (no_collectives.c)."""
     v = r.value
     if mode == "pipeline":
+        # Rank 3 waits what its consume leaves of rank 2's slow_stage (by
+        # design 2 ms + (N - 1) x 0.5 ms; the execution's own stage times
+        # carry the sleeps' overshoot).  As in the ring, a loaded machine
+        # only shortens the wait (measured while a build ran: 0.66 of 0.75 s).
         ls3 = 0.002 + (n - 1) * 0.0005
-        check(close(v("mpi_latesender", rank=3), ls3, 0.05),
-              f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s, expected {ls3:.4f} s +- 5 %")
-        check(v("mpi_latesender", rank=1) + v("mpi_latesender", rank=2) < 0.01,
-              f"{label}: ranks 1 and 2 wait only for the first item "
-              f"({v('mpi_latesender', rank=1) + v('mpi_latesender', rank=2):.4f} s)")
+        w3 = v("mpi_latesender", rank=3)
+        designed = 0.002 + v("time", rank=2, region="slow_stage") - v("time", rank=3, region="consume")
+        check(0.5 * designed <= w3 <= 1.1 * designed,
+              f"{label}: rank 3 waits {w3:.4f} s, slow_stage leaves {designed:.4f} s of its consume "
+              f"({ls3:.4f} s by design; 50-110 %)")
+        # Ranks 1 and 2 wait for the first item only (1.5 ms) by design; filter
+        # and produce run at the same pace, so every overshoot of a produce
+        # sleep makes rank 1 wait too (up to 15 ms while a build ran).
+        w12 = v("mpi_latesender", rank=1) + v("mpi_latesender", rank=2)
+        check(w12 < 0.05 * w3, f"{label}: ranks 1 and 2 wait only for the first item and sleep overshoot "
+                               f"({w12:.4f} s, < 5 % of rank 3's waiting)")
         d = v("delay_latesender", rank=2, region="slow_stage")
         check(close(d, v("mpi_latesender", rank=3), 0.05),
               f"{label}: delay costs on rank 2's slow_stage {d:.4f} s = rank 3's waiting +- 5 %")
@@ -95,23 +114,39 @@ def expected(mode, r, n, check, label):
         check(0.85 * makespan <= m <= 1.15 * makespan,
               f"{label}: the master waits {m:.4f} s, expected about N x T / 3 = {makespan:.4f} s")
         workers = sum(v("mpi_latesender", rank=w) for w in (1, 2, 3))
-        check(workers < 0.05 * m, f"{label}: the workers wait {workers:.4f} s (master's replies)")
+        # The master computes nothing: the workers wait only while its MPI
+        # calls run (microseconds; on a loaded machine the master is also
+        # descheduled inside them: 0.17-0.20 s measured while a build ran,
+        # charged there by the delay costs).  Waiting for a task would be 0.5 s.
+        w_designed = designed_waiting(r, workers)
+        check(w_designed < 0.05 * m,
+              f"{label}: the workers wait {workers:.4f} s for the master's replies, {w_designed:.4f} s of it not "
+              f"caused by its MPI calls (< 5 % of the master's waiting)")
         d = v("delay", region="task")
-        app = m + workers - tool_delay(r)
+        app = designed_waiting(r, m + workers)
         check(close(d, app, 0.05),
-              f"{label}: delay costs on the tasks {d:.4f} s = all waiting the application caused {app:.4f} s +- 5 %")
+              f"{label}: delay costs on the tasks {d:.4f} s = all waiting the program's computation caused "
+              f"{app:.4f} s +- 5 %")
     elif mode == "ring":
-        per = n * 0.0005
+        # Each of ranks 0-2 waits what its compute leaves of rank 3's (N x
+        # 0.5 ms by design; the execution's own compute times, which carry
+        # the sleeps' overshoot).  A loaded machine only shortens the wait:
+        # a rank descheduled inside MPI_Irecv/MPI_Isend (spinning ranks, 4
+        # on 2 cores) spends part of it there (measured while a build ran:
+        # 0.42 s of 0.73 s).  A lost or misplaced wait is 0 or 0.75 s more.
+        c3 = v("time", rank=3, region="compute")
         for rank in (0, 1, 2):
-            w = v("mpi_latesender", rank=rank)
-            check(close(w, per, 0.1), f"{label}: rank {rank} waits {w:.4f} s, expected {per:.4f} s +- 10 %")
-        check(v("mpi_latesender", rank=3) < 0.05 * per,
-              f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s (it sets the pace)")
+            w, designed = v("mpi_latesender", rank=rank), c3 - v("time", rank=rank, region="compute")
+            check(0.5 * designed <= w <= 1.1 * designed,
+                  f"{label}: rank {rank} waits {w:.4f} s, its compute leaves {designed:.4f} s of rank 3's "
+                  f"(N x 0.5 ms = {n * 0.0005:.4f} s by design; 50-110 %)")
+        check(v("mpi_latesender", rank=3) < 0.1 * n * 0.0005,
+              f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s (it sets the pace: < 10 % of the others')")
         d = v("delay", rank=3, region="compute")
-        waits = sum(v("mpi_latesender", rank=k) for k in range(4)) - tool_delay(r)
+        waits = designed_waiting(r, sum(v("mpi_latesender", rank=k) for k in range(4)))
         check(close(d, waits, 0.05),
-              f"{label}: delay costs on rank 3's compute {d:.4f} s = all waiting the application caused "
-              f"{waits:.4f} s +- 5 %")
+              f"{label}: delay costs on rank 3's compute {d:.4f} s = all waiting the program's computation "
+              f"caused {waits:.4f} s +- 5 %")
         cp = v("critical_path", rank=3, region="compute")
         check(n * 0.0015 <= cp <= n * 0.0017,
               f"{label}: critical path through rank 3's compute {cp:.4f} s, expected N x 1.5 ms (+ overshoot)")
