@@ -142,11 +142,17 @@ def expected(mode, r, n, check, label):
                   f"(N x 0.5 ms = {n * 0.0005:.4f} s by design; 50-110 %)")
         check(v("mpi_latesender", rank=3) < 0.1 * n * 0.0005,
               f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s (it sets the pace: < 10 % of the others')")
-        d = v("delay", rank=3, region="compute")
+        # All the waiting the computation caused is charged to compute, most
+        # of it to rank 3's, which sets the pace.  Not all: on 2 cores a
+        # 1 ms sleep of ranks 0-2 sometimes ends 0.5 ms late, and the next
+        # rank then waits for it (0.21 s on each of ranks 0 and 1 in a
+        # quiet fresh-clone CI run, 1.71 s on rank 3).
+        d_all, d3 = v("delay", region="compute"), v("delay", rank=3, region="compute")
         waits = designed_waiting(r, sum(v("mpi_latesender", rank=k) for k in range(4)))
-        check(close(d, waits, 0.05),
-              f"{label}: delay costs on rank 3's compute {d:.4f} s = all waiting the program's computation "
-              f"caused {waits:.4f} s +- 5 %")
+        check(close(d_all, waits, 0.05),
+              f"{label}: delay costs on compute {d_all:.4f} s = all waiting the program's computation caused "
+              f"{waits:.4f} s +- 5 %")
+        check(d3 >= 2 / 3 * d_all, f"{label}: rank 3's compute causes {d3:.4f} s of it (at least two thirds)")
         cp = v("critical_path", rank=3, region="compute")
         check(n * 0.0015 <= cp <= n * 0.0017,
               f"{label}: critical path through rank 3's compute {cp:.4f} s, expected N x 1.5 ms (+ overshoot)")
