@@ -56,7 +56,8 @@ struct EpochFacts {
   std::uint64_t clock_violations = 0;      // receives/probes found before their send
   std::uint64_t clock_violations_corrected = 0;  // of those, how many the correction fixed
   bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
-  std::uint64_t truncated_intervals = 0;   // delay-cost intervals cut short by a requested cut
+  std::uint64_t truncated_intervals = 0;   // delay-cost intervals cut short (after a time-only window)
+  std::uint64_t split_collectives = 0;     // own collective instances a requested cut split (not analyzed)
   // Local work (not waiting), as far as the driver's slices show it:
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points

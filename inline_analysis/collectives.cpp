@@ -1,7 +1,12 @@
 // Collective instances, analyzed per communicator and epoch with one vector
 // reduction (DESIGN.md §5): the k-th collective on a communicator is the same
-// operation on every member, and cuts never split an instance, so each
-// member's list of this epoch's instances lines up with everyone else's.
+// operation on every member.  A synchronizing cut never splits an instance;
+// a requested cut may (it falls between two members' Leave of the same
+// instance, each rank cutting its own stream at T): every member then
+// counts its instances since the start (or since the last window that lost
+// events), and the instances every member has in this window are analyzed;
+// the split one, in one member's earlier window and another's later one, is
+// left out on both and counted (split_collectives).
 // Communicators are visited in increasing global id on every rank, so these
 // reductions cannot deadlock.
 #include <algorithm>
@@ -40,7 +45,11 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     if (!c.usable || c.my_rank < 0) continue;
     // Not yet on every member (see CommDef::active_from): nothing of it in
     // this epoch, and another member may not know it yet.
-    if (c.active_from > static_cast<std::uint32_t>(epoch) + 1) continue;
+    if (c.active_from > static_cast<std::uint32_t>(epoch) + 1) {
+      auto found = coll_events.find(static_cast<std::uint16_t>(id));
+      coll_seen[static_cast<std::uint16_t>(id)] += found == coll_events.end() ? 0 : found->second.size();
+      continue;
+    }
     if (c.size > 1) {
       order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
       continue;
@@ -53,10 +62,13 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     const CommDef& c = defs.comms[id];
     auto found = coll_events.find(id);
     const std::size_t n = found == coll_events.end() ? 0 : found->second.size();
-    // Counts differ only after lost events or an unsupported use: then this
-    // communicator's instances are skipped.
+    const std::uint64_t first = coll_resync ? 0 : coll_seen[id];
+    // The range of instances every member has: [max first, min end).  After
+    // an unsupported use (a thread that is not analyzed) this communicator's
+    // instances are skipped.
     CollRecord head{};
-    head.max_enter = head.min_enter = static_cast<std::int64_t>(n);
+    head.max_enter = static_cast<std::int64_t>(first);
+    head.min_enter = static_cast<std::int64_t>(first + n);
     head.root_bytes = c.mixed_p2p || mixed_p2p.count(gid) != 0 ? 1 : 0;
     head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
     head.min_leave = c.freed ? 1 : 0;  // all members freed it: release it after this epoch
@@ -66,22 +78,30 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     if (head.min_leave == 1) retired.push_back(gid);
     if (head.root_bytes > 0) mixed_p2p.insert(gid);
     if (head.root_enter > 0) mixed_collective.insert(gid);
-    coll_agreed[id] = head.max_enter == head.min_enter && head.root_enter == 0 ? n : 0;
+    const auto lo = static_cast<std::uint64_t>(head.max_enter), hi = static_cast<std::uint64_t>(head.min_enter);
+    const bool analyzed = hi > lo && head.root_enter == 0 && !facts.comm_analysis_skipped;
+    coll_agreed[id] = analyzed ? std::pair<std::size_t, std::size_t>{lo - first, hi - lo}
+                               : std::pair<std::size_t, std::size_t>{0, 0};
+    if (head.root_enter == 0 && !facts.comm_analysis_skipped) facts.split_collectives += n - (analyzed ? hi - lo : 0);
+    coll_seen[id] = first + n;
   }
+  // Dropped events may have taken instances: count afresh from the next window.
+  coll_resync = facts.comm_analysis_skipped;
+  if (coll_resync) coll_seen.clear();
 }
 
 Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   const int me = defs.world_rank;
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
-  for (const auto& [id, n] : coll_agreed) {
-    if (n > 0) order.emplace_back(defs.comms[id].gid, id);
+  for (const auto& [id, range] : coll_agreed) {
+    if (range.second > 0) order.emplace_back(defs.comms[id].gid, id);
   }
   std::sort(order.begin(), order.end());
   for (const auto& [gid, id] : order) {
     const CommDef& c = defs.comms[id];
-    const auto& evs = coll_events[id];
-    const std::size_t n = evs.size();
+    const auto [off, n] = coll_agreed[id];
+    const std::size_t* evs = coll_events[id].data() + off;
     std::vector<CollRecord> recs(n);
     std::vector<ScanRecord> scans(n);
     bool any_scan = false;

@@ -121,7 +121,13 @@ struct Analyzer::Impl {
   std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
-  std::map<std::uint16_t, std::size_t> coll_agreed;  // comm id -> instances every member has (0: skip)
+  // comm id -> (first, count) of this window's instances that every member
+  // has in its window (count 0: skip).
+  std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> coll_agreed;
+  // Instances per communicator before this window (persistent); unknown
+  // after a window that lost events (counted from 0 again, all members).
+  std::map<std::uint16_t, std::uint64_t> coll_seen;
+  bool coll_resync = false;
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;

@@ -23,6 +23,7 @@ struct LateSenderFinding {
   std::size_t event = 0;         // the receive event that waited longest
   std::uint32_t seq = 0;         // the late message's sequence number (sender, this epoch)
   bool same_epoch = false;       // the send was recorded in this epoch
+  std::uint32_t send_epoch = 0;  // the epoch it was recorded in
 };
 
 // A synchronizing send waited for its receive to be posted.

@@ -233,9 +233,10 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     const std::int32_t l = st.links[cr.event];
     if (l < 0 || facts.comm_analysis_skipped) continue;
     const SendRecord& s = matched[l];
-    if (s.epoch != static_cast<std::uint32_t>(epoch)) continue;  // the sender's epoch is over
     ReplyRecord r;
     r.seq = s.seq;
+    r.epoch = s.epoch;
+    r.earlier = s.epoch != static_cast<std::uint32_t>(epoch) ? 1 : 0;
     r.receiver = me;
     r.bytes = s.bytes;
     r.flags = s.flags;
@@ -246,6 +247,9 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     auto pr = probe_of.find(cr.event);
     auto ls = late_sender_waits.find(pr != probe_of.end() ? pr->second : cr.event);
     if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
+    // The sender's epoch is over: it needs only to hear of a wait for it
+    // (its interval was kept, sync_replay.hpp LsSendEarlier).
+    if (r.earlier != 0 && r.ls_wait <= 0) continue;
     back[s.src].push_back(r);
   }
   auto got = co_await exchange_records(t, back);
@@ -255,6 +259,10 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   for (auto& [src, list] : got) {
     auto& idx = by_seq[src];
     for (std::size_t k = 0; k < list.size(); ++k) {
+      if (list[k].earlier != 0) {
+        if (list[k].ls_wait > 0) sync_in.late_earlier_sends.emplace_back(src, list[k].seq, list[k].epoch);
+        continue;
+      }
       const std::uint32_t q = list[k].seq;
       if (q >= idx.size()) idx.resize(q + 1, -1);
       idx[q] = static_cast<std::int32_t>(k);
@@ -262,7 +270,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   }
   for (const auto& [src, list] : got) {
     for (const auto& r : list) {
-      if (r.ls_wait <= 0) continue;
+      if (r.ls_wait <= 0 || r.earlier != 0) continue;
       auto it = send_events.find(send_key(src, r.seq));
       if (it != send_events.end()) sync_in.late_sends.push_back({{src, r.seq}, it->second});
     }
@@ -272,6 +280,17 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     if (g == by_seq.end() || ref.second >= g->second.size() || g->second[ref.second] < 0) continue;
     st.links[event] = static_cast<std::int32_t>(replies.size());
     replies.push_back(got[ref.first][static_cast<std::size_t>(g->second[ref.second])]);
+  }
+  // Sends without a reply: their receive lies in a later window (or never
+  // comes); the backward replay keeps their intervals for it.
+  if (facts.comm_analysis_skipped) co_return;
+  for (const auto& [key, event] : send_events) {
+    const int dest = static_cast<int>(key >> 32);
+    const auto seq = static_cast<std::uint32_t>(key & 0xffffffffu);
+    auto g = by_seq.find(dest);
+    if (g != by_seq.end() && seq < g->second.size() && g->second[seq] >= 0) continue;
+    const EventAnnotation& a = st.annot[event];
+    sync_in.crossing_sends.push_back({dest, seq, event, a.enter, a.callpath});
   }
 }
 

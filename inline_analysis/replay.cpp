@@ -159,6 +159,7 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   sync_in.links = &st.links;
   sync_in.colls = &colls;
   sync_in.location = w.location;
+  sync_in.epoch = static_cast<std::uint32_t>(epoch);
   sync_in.open_callpath = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);
@@ -242,6 +243,8 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, transport);
     m.facts.truncated_intervals = m.sync.truncated();
+  } else if (m.facts.comm_analysis_skipped) {
+    m.sync.forget_intervals();
   }
   {
     ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};

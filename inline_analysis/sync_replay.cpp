@@ -35,135 +35,6 @@ int comm_rank_of(const CommDef& c, std::int64_t world) {
 
 }  // namespace
 
-// ---- SyncContext --------------------------------------------------------------
-
-std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
-int SyncContext::location() const { return r_.in_->location; }
-Transport& SyncContext::transport() { return *r_.transport_; }
-
-std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
-
-std::int64_t SyncContext::window_begin() const {
-  if (r_.in_->bounds.begin > 0) return r_.in_->bounds.begin;
-  const auto& e = *r_.in_->events;
-  return e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
-}
-std::int64_t SyncContext::window_end() const {
-  const auto& e = *r_.in_->events;
-  const std::int64_t last = e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
-  return std::max(last, r_.in_->bounds.end);
-}
-bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
-bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
-void SyncContext::note_truncated() { ++r_.truncated_; }
-
-std::size_t SyncContext::previous_with(std::size_t k, int peer) {
-  const auto& p = r_.points_;
-  for (std::size_t i = k; i-- > 1;) {
-    const SyncPoint& s = p[i];
-    if (s.kind == SyncKind::Collective) {
-      if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
-      if (s.all_ranks) return i;
-      const CommDef* c = rc_.defs().comm(s.comm);
-      if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
-    } else if (s.peer == peer && s.kind != SyncKind::LsRecvEarlier) {  // (that one's cause predates the window)
-      return i;
-    }
-  }
-  return 0;
-}
-
-std::size_t SyncContext::previous_with_all(std::size_t k) {
-  const auto& p = r_.points_;
-  const SyncPoint& sk = p[k];
-  for (std::size_t i = k; i-- > 1;) {
-    const SyncPoint& s = p[i];
-    if (s.kind == SyncKind::Collective && !s.scan && (s.all_ranks || s.comm == sk.comm)) return i;
-  }
-  return 0;
-}
-
-TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
-  TimeMap out;
-  const auto& ev = *r_.in_->events;
-  const auto& an = *r_.in_->annot;
-  const auto& tree = rc_.callpaths();
-  if (t1 <= t0) return out;
-  if (ev.empty()) {  // a requested window in which this rank recorded nothing
-    if (r_.in_->open_callpath != kNoCallpath) {
-      out.callpaths.push_back(r_.in_->open_callpath);
-      out.seconds.push_back(secs(t1 - t0));
-    }
-    return out;
-  }
-  auto& acc = r_.scratch_;
-  auto& touched = r_.touched_;
-  if (acc.size() < tree.size()) acc.resize(tree.size(), 0.0);
-  auto charge = [&](std::uint32_t cp, std::int64_t a, std::int64_t b) {
-    if (b <= a || cp == kNoCallpath || cp >= acc.size()) return;
-    if (acc[cp] == 0.0) touched.push_back(cp);
-    acc[cp] += secs(b - a);
-  };
-  // A window that ends (or starts) at a requested cut reaches past its last
-  // (before its first) event: that time belongs to the region open there.
-  const auto first = static_cast<std::int64_t>(ev.front().time), last = static_cast<std::int64_t>(ev.back().time);
-  if (t0 < first) {
-    std::uint32_t cp = an.front().callpath;  // open before the first event
-    if (ev.front().kind == EventKind::Enter && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, t0, std::min(first, t1));
-  }
-  if (t1 > last) {
-    std::uint32_t cp = an.back().callpath;  // open after the last event
-    if (ev.back().kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, std::max(last, t0), t1);
-  }
-  // The event whose following interval contains t0.
-  std::size_t i = static_cast<std::size_t>(
-      std::upper_bound(ev.begin(), ev.end(), t0,
-                       [](std::int64_t t, const Event& e) { return t < static_cast<std::int64_t>(e.time); }) -
-      ev.begin());
-  i = i > 0 ? i - 1 : 0;
-  for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
-    const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
-    const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(ev[i + 1].time), t1);
-    std::uint32_t cp = an[i].callpath;  // the call path that owns the time after event i
-    if (ev[i].kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, a, b);
-  }
-  for (std::uint32_t cp : touched) {
-    out.callpaths.push_back(cp);
-    out.seconds.push_back(acc[cp]);
-    acc[cp] = 0.0;
-  }
-  touched.clear();
-  return out;
-}
-
-TimeMap SyncContext::pruned_map(std::size_t j, std::size_t k, double& waits) {
-  const auto& p = r_.points_;
-  const std::int64_t t0 = j == 0 ? window_begin() : p[j].enter + static_cast<std::int64_t>(p[j].wait * 1e9);
-  TimeMap m = time_map(t0, p[k].enter);
-  waits = 0;
-  for (std::size_t i = j + 1; i < k; ++i) {
-    if (p[i].wait <= 0) continue;
-    waits += p[i].wait;
-    for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
-      if (m.callpaths[e] == p[i].callpath) m.seconds[e] -= p[i].wait;
-    }
-  }
-  // Keep the positive entries only (in place).
-  std::size_t n = 0;
-  for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
-    if (m.seconds[e] > 1e-12) {
-      m.callpaths[n] = m.callpaths[e];
-      m.seconds[n++] = m.seconds[e];
-    }
-  }
-  m.callpaths.resize(n);
-  m.seconds.resize(n);
-  return m;
-}
-
 // ---- SyncReplay ---------------------------------------------------------------
 
 std::uint64_t SyncReplay::callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp) {
@@ -205,6 +76,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.wait = f.wait;
     s.peer = f.sender;
     s.seq = f.seq;
+    s.epoch = f.same_epoch ? 0 : f.send_epoch;
     s.delay = DelayKind::LateSender;
     points_.push_back(s);
   }
@@ -281,6 +153,24 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   std::stable_sort(points_.begin() + 1, points_.end(),
                    [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
+  // Late sends of the window before (kept with their intervals): they come
+  // before everything in this window, so the walk reaches them last.
+  std::vector<SyncPoint> earlier;
+  for (const auto& [receiver, seq, epoch] : in.late_earlier_sends) {
+    SyncPoint s;
+    s.kind = SyncKind::LsSendEarlier;
+    s.peer = receiver;
+    s.seq = seq;
+    s.epoch = epoch;
+    const CarriedSend* c = carry_.send(receiver, seq, epoch);
+    if (c == nullptr) continue;  // older: its receiver's message is drained unused
+    s.enter = c->enter;
+    s.callpath = c->callpath;
+    earlier.push_back(s);
+  }
+  std::stable_sort(earlier.begin(), earlier.end(),
+                   [](const SyncPoint& a, const SyncPoint& b) { return a.enter < b.enter; });
+  points_.insert(points_.begin() + 1, earlier.begin(), earlier.end());
 }
 
 Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
@@ -292,23 +182,35 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   SyncContext ctx(*this, rc);
   for (auto* h : handlers) h->begin_walk(ctx);
   // Messages from a peer that arrived before they were needed.
-  std::map<std::tuple<int, int, std::uint32_t>, std::vector<std::byte>> stash;
+  using Key = std::tuple<int, int, std::uint32_t, std::uint32_t>;  // peer, kind, seq, epoch
+  std::map<Key, std::vector<std::byte>> stash;
   std::map<int, std::uint64_t> posted, taken;
   Scheduler& sched = t.scheduler();
   for (std::size_t k = points_.size(); k-- > 1;) {
     if ((k & 255) == 0) co_await sched.slice();
     SyncPoint& sp = points_[k];
     ctx.set_current(k);
-    if ((sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend) && sp.wait > 0) {
+    const bool earlier = sp.kind == SyncKind::LsRecvEarlier || sp.kind == SyncKind::LsSendEarlier;
+    if ((sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
+        sp.wait > 0) {
       ByteWriter w;
       w.put(static_cast<std::uint8_t>(sp.kind));
       w.put(sp.seq);
-      for (auto* h : handlers) h->waiting_p2p(sp, ctx, w);
+      w.put(sp.epoch);
+      for (auto* h : handlers) {
+        if (earlier) {
+          h->waiting_earlier(sp, ctx, w);
+        } else {
+          h->waiting_p2p(sp, ctx, w);
+        }
+      }
       t.post(sp.peer, std::move(w.bytes));
       ++posted[sp.peer];
-    } else if (sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv) {
-      const int want = static_cast<int>(sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend);
-      auto it = stash.find({sp.peer, want, sp.seq});
+    } else if (sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv || sp.kind == SyncKind::LsSendEarlier) {
+      const int want = static_cast<int>(sp.kind == SyncKind::LsSend   ? SyncKind::LsRecv
+                                        : sp.kind == SyncKind::LrRecv ? SyncKind::LrSend
+                                                                      : SyncKind::LsRecvEarlier);
+      auto it = stash.find({sp.peer, want, sp.seq, sp.epoch});
       std::vector<std::byte> msg;
       if (it != stash.end()) {
         msg = std::move(it->second);
@@ -320,19 +222,25 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
           ByteReader hr(m.data(), m.size());
           const int kind = hr.get<std::uint8_t>();
           const auto seq = hr.get<std::uint32_t>();
-          if (kind == want && seq == sp.seq) {
+          const auto epoch = hr.get<std::uint32_t>();
+          if (kind == want && seq == sp.seq && epoch == sp.epoch) {
             msg = std::move(m);
             break;
           }
-          stash[{sp.peer, kind, seq}] = std::move(m);
+          stash[{sp.peer, kind, seq, epoch}] = std::move(m);
         }
       }
       ByteReader r(msg.data(), msg.size());
       r.get<std::uint8_t>();
       r.get<std::uint32_t>();
-      for (auto* h : handlers) h->cause_p2p(sp, ctx, r);
-    } else if (sp.kind == SyncKind::LsRecvEarlier && sp.wait > 0) {
-      for (auto* h : handlers) h->waiting_earlier(sp, ctx);
+      r.get<std::uint32_t>();
+      for (auto* h : handlers) {
+        if (earlier) {
+          h->cause_earlier(sp, ctx, r);
+        } else {
+          h->cause_p2p(sp, ctx, r);
+        }
+      }
     } else if (sp.kind == SyncKind::Collective && sp.scan) {
       std::vector<double> votes;
       for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
@@ -373,6 +281,14 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   co_await t.flush();
   ctx.set_current(0);
   for (auto* h : handlers) co_await h->end_walk(ctx);
+  // What the intervals that reach across this window's end carry into the next.
+  const bool intervals = std::any_of(handlers.begin(), handlers.end(), [](auto* h) { return h->uses_intervals(); });
+  if (!intervals || in.bounds.ends_synchronized) {
+    carry_.reset();
+  } else {
+    co_await sched.slice();
+    carry_.update(ctx, in.crossing_sends, in.epoch);
+  }
 }
 
 }  // namespace onlinews::analysis

@@ -10,15 +10,17 @@
 // and someone waited: a Late Sender receive and its send, a Late Receiver
 // send and its receive posting, a collective instance with waiting members;
 // MPI_Init/MPI_Finalize and the start of the window bound intervals too.
-// The cut that ends a window is a collective on all ranks, so no
-// synchronization interval reaches across it (docs/design.md).
+// A synchronizing cut is a collective on all ranks, so no interval reaches
+// across it; across a requested cut intervals carry (interval_carry.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis.hpp"
+#include "interval_carry.hpp"
 #include "pattern.hpp"
 
 namespace onlinews::analysis {
@@ -33,8 +35,9 @@ enum class SyncKind : std::uint8_t {
   LsSend,      // this rank's send was late (peer = receiver)
   LrSend,      // this rank's synchronizing send waited (peer = receiver)
   LrRecv,      // this rank posted the receive late (peer = sender)
-  LsRecvEarlier,  // as LsRecv, for a send recorded in an earlier window (a message
-                  // across a requested cut): the sender's point is walked already
+  LsRecvEarlier,  // as LsRecv, for a send recorded in the window before (a message
+                  // across a requested cut)
+  LsSendEarlier,  // its send, on the sender (first in the walk: the send lies before the window)
   Collective,  // a collective instance (comm)
 };
 
@@ -46,6 +49,7 @@ struct SyncPoint {
   std::uint32_t callpath = kNoCallpath;
   int peer = -1;                // point to point: world rank of the partner
   std::uint32_t seq = 0;        // point to point: the message's sequence number
+  std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds; else 0)
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
   bool delayed = false;         // collective: some member waited (delay costs are due)
@@ -111,10 +115,20 @@ class SyncContext {
   // Index of the latest point before `k` shared with all members of the
   // collective at `k`.
   std::size_t previous_with_all(std::size_t k);
-  // Processing time per call path between the end of the wait at point `j`
-  // and the enter of point `k`'s call, minus the waits of the points in
-  // between; `waits` receives their sum.
-  TimeMap pruned_map(std::size_t j, std::size_t k, double& waits);
+  // The synchronization interval that ends at point `k`: since the previous
+  // point shared with world rank `peer` (interval_with) or with all members
+  // of `k`'s collective (interval_with_all), with its part before the window
+  // joined where a requested cut split it (interval_carry.hpp).
+  struct Interval {
+    std::size_t start = 0;  // the previous point (0: the window's start)
+    TimeMap map;            // processing time per call path, waits taken out
+    double waits = 0;       // own waits at the points inside
+  };
+  Interval interval_with(std::size_t k, int peer);
+  Interval interval_with_all(std::size_t k);
+  // At an LsSendEarlier point: the send's interval, kept from its window.
+  const CarriedSend* earlier_send(const SyncPoint& sp) const;
+  static TimeMap to_map(const CarriedMap& m);
   // Exclusive time per call path in [t0, t1] (ns) of the analyzed location.
   TimeMap time_map(std::int64_t t0, std::int64_t t1);
   std::int64_t window_begin() const;
@@ -124,7 +138,8 @@ class SyncContext {
   bool ends_synchronized() const;
   int world_size() const { return rc_.defs().world_size; }
   // A wait whose synchronization interval began before the window, at a
-  // requested cut: its interval was cut short there.
+  // requested cut, and whose part before the cut is not known (a window
+  // analyzed for time only came between): it is cut short there.
   void note_truncated();
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   Transport& transport();
@@ -132,6 +147,7 @@ class SyncContext {
   void set_current(std::size_t k) { current_ = k; }
 
  private:
+  Interval interval(std::size_t j, std::size_t k, int peer, int comm);
   SyncReplay& r_;
   ReplayContext& rc_;
   std::size_t current_ = 0;
@@ -155,9 +171,14 @@ class SyncHandler {
   // number on every member), summed over the communicator and given to all.
   virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
   virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
-  // Point to point, on the waiting side, when the cause lies in an earlier
-  // window (LsRecvEarlier): nothing travels, the sender walked it already.
-  virtual void waiting_earlier(SyncPoint&, SyncContext&) {}
+  // Point to point, when the send lies in the window before (LsRecvEarlier
+  // on the waiting side, LsSendEarlier on the causing side, which walked
+  // the rest of that window already).
+  virtual void waiting_earlier(SyncPoint&, SyncContext&, ByteWriter&) {}
+  virtual void cause_earlier(SyncPoint&, SyncContext&, ByteReader&) {}
+  // Whether the handler uses intervals across requested cuts (the replay
+  // then keeps their parts before each cut).
+  virtual bool uses_intervals() const { return false; }
   // After the walk (collective over all ranks: handlers may exchange).
   virtual Task<> end_walk(SyncContext&) { co_return; }
 };
@@ -176,6 +197,12 @@ class SyncReplay {
     std::unordered_map<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
+    // Sends of the epoch before whose receive waited for them in this one:
+    // (receiver, seq, sender's epoch).
+    std::vector<std::tuple<int, std::uint32_t, std::uint32_t>> late_earlier_sends;
+    // Sends of this epoch without a receive in it.
+    std::vector<CrossingSend> crossing_sends;
+    std::uint32_t epoch = 0;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.
     std::unordered_map<std::uint64_t, std::size_t> postings;
     WindowBounds bounds;
@@ -184,6 +211,8 @@ class SyncReplay {
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
   // Waits of the last run whose interval a requested cut truncated.
   std::uint64_t truncated() const { return truncated_; }
+  // A window was analyzed for time only: intervals across it are unknown.
+  void forget_intervals() { carry_.invalidate(); }
   // Collective over all ranks.
   Task<> run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
 
@@ -197,6 +226,7 @@ class SyncReplay {
   std::vector<double> scratch_;
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
+  IntervalCarry carry_;
 };
 
 }  // namespace onlinews::analysis

@@ -58,7 +58,8 @@ struct SummaryInput {
   std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped_epochs = 0;
   std::uint64_t sync_cuts = 0, requested_cuts = 0;  // epochs ended by each kind of cut
-  std::uint64_t truncated_intervals = 0;          // delay-cost intervals a requested cut split
+  std::uint64_t truncated_intervals = 0;          // delay-cost intervals cut short (after a time-only window)
+  std::uint64_t split_collectives = 0;            // member instances a requested cut split (not analyzed)
   int rows = 8;
 };
 

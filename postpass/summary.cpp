@@ -180,6 +180,14 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
                   static_cast<unsigned long long>(in.unmatched_receives));
     os << line;
   }
+  if (in.split_collectives > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu collective instance%s fell across a requested cut (one member's Leave before "
+                  "it, another's after) and %s not analyzed\n",
+                  static_cast<unsigned long long>(in.split_collectives), in.split_collectives == 1 ? "" : "s",
+                  in.split_collectives == 1 ? "was" : "were");
+    os << line;
+  }
   if (in.unreceived_probes > 0) {
     std::snprintf(line, sizeof line,
                   "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
@@ -198,8 +206,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   }
   if (in.truncated_intervals > 0) {
     std::snprintf(line, sizeof line,
-                  "onlinews: %llu delay-cost interval%s split by requested cuts were truncated at the cut "
-                  "(delay costs slightly low there)\n",
+                  "onlinews: %llu delay-cost interval%s reaching back across a window analyzed for time only "
+                  "were cut short at the next window (delay costs slightly low there)\n",
                   static_cast<unsigned long long>(in.truncated_intervals), in.truncated_intervals == 1 ? "" : "s");
     os << line;
   }

@@ -107,7 +107,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   enum Fact : std::size_t {
     kBegin, kEnd,  // s since start; -1 if no events
     kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
-    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kF
+    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kSplit, kF
   };
   const double rel = static_cast<double>(s.start_ns);
   std::vector<double> mine(kF, 0.0);
@@ -126,6 +126,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   mine[kClockViolations] = static_cast<double>(facts.clock_violations);
   mine[kClockCorrected] = static_cast<double>(facts.clock_violations_corrected);
   mine[kTruncated] = static_cast<double>(facts.truncated_intervals);
+  mine[kSplit] = static_cast<double>(facts.split_collectives);
   for (int l = 0; l < nloc; ++l) {
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
@@ -151,6 +152,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     forward = std::max(forward, x[kForward]);
     backward = std::max(backward, x[kBackward]);
     s.totals.unreceived_probes += static_cast<std::uint64_t>(x[kUnreceivedProbes]);
+    s.totals.split_collectives += static_cast<std::uint64_t>(x[kSplit]);
     s.totals.clock_violations += static_cast<std::uint64_t>(x[kClockViolations]);
     s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[kClockCorrected]);
     if (x[kBegin] >= 0) tb = tb < 0 ? x[kBegin] : std::min(tb, x[kBegin]);

@@ -38,7 +38,8 @@ struct EpochTotals {
   std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0, unreceived_probes = 0;
   std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
-  std::uint64_t truncated_intervals = 0;  // synchronization intervals cut by a requested cut
+  std::uint64_t truncated_intervals = 0;  // synchronization intervals cut short (after a time-only window)
+  std::uint64_t split_collectives = 0;    // member instances a requested cut split (not analyzed)
   std::uint64_t sync_cuts = 0, requested_cuts = 0;
   double latency_max = 0;       // seconds from a boundary until its epoch's rows were written
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported

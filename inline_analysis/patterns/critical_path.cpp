@@ -97,7 +97,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   // A wait for a send of the earlier window: the path leaves here where
   // the wait ended (before this window's start) for the sender, so at the
   // window's start the sender holds it (the earlier window's end holder).
-  void waiting_earlier(SyncPoint& sp, SyncContext& ctx) override {
+  void waiting_earlier(SyncPoint& sp, SyncContext& ctx, ByteWriter&) override {
     if (mask_ == 0) return;
     const Mask m = mask_;
     book(ctx, std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_, m);

@@ -36,26 +36,40 @@ constexpr Metric kLong[kDelayKinds] = {Metric::delay_latesender_longterm, Metric
 class DelayCosts final : public Pattern, public SyncHandler {
  public:
   void subscribe(Dispatch& d) override { d.on_sync(this); }
+  bool uses_intervals() const override { return true; }
 
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
-    double w = 0;
-    const std::size_t j = ctx.previous_with(ctx.current(), sp.peer);
-    if (j == 0 && !ctx.starts_synchronized()) ctx.note_truncated();
-    const TimeMap m = ctx.pruned_map(j, ctx.current(), w);
+    const auto iv = ctx.interval_with(ctx.current(), sp.peer);
     out.put(sp.wait);
     for (double c : sp.cost) out.put(c);
-    put_map(ctx, m, out);
+    put_map(ctx, iv.map, out);
   }
+  // A wait for a send of the window before: the same, explained by the
+  // sender's interval kept from that window.
+  void waiting_earlier(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override { waiting_p2p(sp, ctx, out); }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
+    const auto iv = ctx.interval_with(ctx.current(), sp.peer);
+    explain(sp, ctx, in, iv.map, iv.waits, iv.start);
+  }
+  void cause_earlier(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
+    const CarriedSend* s = ctx.earlier_send(sp);
+    if (s == nullptr) return;
+    // Its own waits lie in the window before, walked already: the long-term
+    // costs this wait would pass on to them are lost (docs/design.md).
+    explain(sp, ctx, in, SyncContext::to_map(s->interval), s->interval.waits, ctx.current());
+  }
+
+ private:
+  // At a point where this rank caused the peer's wait: the peer's wait,
+  // costs and profile are in `in`; `m` and `w` are this rank's interval,
+  // which starts at point `j`.
+  void explain(SyncPoint& sp, SyncContext& ctx, ByteReader& in, const TimeMap& m, double w, std::size_t j) {
     const double remote_wait = in.get<double>();
     double remote_cost[kDelayKinds];
     for (double& c : remote_cost) c = in.get<double>();
     const auto remote = get_map(in);
     const std::size_t k = ctx.current();
-    const std::size_t j = ctx.previous_with(k, sp.peer);
-    double w = 0;
-    const TimeMap m = ctx.pruned_map(j, k, w);
     std::vector<double> d(m.callpaths.size(), 0.0);
     double sum_d = 0;
     for (std::size_t i = 0; i < d.size(); ++i) {
@@ -83,10 +97,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
     sp.indirect = scale * w;  // the waiting side's share explained by our waiting
   }
 
+ public:
   void reference_out(SyncPoint&, SyncContext& ctx, ByteWriter& out) override {
-    const std::size_t k = ctx.current();
-    group_start_ = ctx.previous_with_all(k);
-    group_ = ctx.pruned_map(group_start_, k, group_waits_);
+    auto iv = ctx.interval_with_all(ctx.current());
+    group_start_ = iv.start;
+    group_ = std::move(iv.map);
+    group_waits_ = iv.waits;
     out.put(group_waits_);
     put_map(ctx, group_, out);
   }
@@ -105,11 +121,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     out.resize(base + (1 + kDelayKinds) * n + 1 + kDelayKinds, 0.0);
     const CommDef* c = ctx.defs().comm(sp.comm);
     if (sp.wait <= 0 || c == nullptr || c->my_rank == sp.reference) return;
-    double w = 0;
-    const std::size_t k = ctx.current();
-    const std::size_t j = ctx.previous_with(k, c->world_rank_of(sp.reference));
-    if (j == 0 && !ctx.starts_synchronized()) ctx.note_truncated();
-    const TimeMap mine = ctx.pruned_map(j, k, w);
+    const TimeMap mine = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference)).map;
     Remote own;
     for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own.emplace_back(ctx.hash(mine.callpaths[i]), mine.seconds[i]);
     std::vector<double> d(n);
@@ -155,24 +167,31 @@ class DelayCosts final : public Pattern, public SyncHandler {
     struct Share {
       std::uint32_t seq;
       std::uint32_t kind;  // SyncKind of the waiting side
+      std::uint32_t epoch;  // SyncPoint::epoch
+      std::uint32_t pad;
       double indirect;
+    };
+    auto waiting_kind = [](SyncKind k) {
+      return k == SyncKind::LsSend ? SyncKind::LsRecv : k == SyncKind::LrRecv ? SyncKind::LrSend : SyncKind::LsRecvEarlier;
     };
     std::map<int, std::vector<Share>> back;
     for (const SyncPoint& sp : ctx.points()) {
-      if ((sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv) && sp.indirect > 0) {
-        const SyncKind waiting = sp.kind == SyncKind::LsSend ? SyncKind::LsRecv : SyncKind::LrSend;
-        back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting), sp.indirect});
+      const bool causes =
+          sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv || sp.kind == SyncKind::LsSendEarlier;
+      if (causes && sp.indirect > 0) {
+        back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting_kind(sp.kind)), sp.epoch, 0, sp.indirect});
       }
     }
-    std::map<std::tuple<int, int, std::uint32_t>, double> indirect;
+    std::map<std::tuple<int, int, std::uint32_t, std::uint32_t>, double> indirect;
     for (const auto& [peer, list] : co_await exchange_records(ctx.transport(), back)) {
-      for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq}] = x.indirect;
+      for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
-      if ((sp.kind != SyncKind::LsRecv && sp.kind != SyncKind::LrSend) || sp.wait <= 0) continue;
-      auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq});
+      const bool waits = sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier;
+      if (!waits || sp.wait <= 0) continue;
+      auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
-      const bool ls = sp.kind == SyncKind::LsRecv;
+      const bool ls = sp.kind != SyncKind::LrSend;
       ctx.add(ls ? Metric::mpi_wait_indirect_ls : Metric::mpi_wait_indirect_lr, sp.callpath, sp.indirect);
       ctx.add(ls ? Metric::mpi_wait_direct_ls : Metric::mpi_wait_direct_lr, sp.callpath, sp.wait - sp.indirect);
       ctx.add(ls ? Metric::mpi_wait_propagating_ls : Metric::mpi_wait_propagating_lr, sp.callpath, sp.propagating);

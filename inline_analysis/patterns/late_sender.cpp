@@ -39,7 +39,7 @@ class LateSender final : public Pattern {
       cur_.location = ctx.location();
       cur_.frame = ctx.frame();
       cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, s->src, s->enter, s->bytes,
-                      ctx.index(), s->seq, s->epoch == static_cast<std::uint32_t>(ctx.epoch())};
+                      ctx.index(), s->seq, s->epoch == static_cast<std::uint32_t>(ctx.epoch()), s->epoch};
     }
   }
   void on_leave(const Event&, ReplayContext& ctx) {

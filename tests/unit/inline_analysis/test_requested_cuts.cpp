@@ -70,22 +70,21 @@ TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "
   // The path: rank 1's 2 s of work and the sends around it every iteration.
   CHECK(one[1].get(Metric::critical_path, kSolve) == Approx(8 * 2.0));
   CHECK(total(one, Metric::critical_path) == Approx(8 * 3.6 + 0.1));
-  // Delay costs: each cut truncates the intervals that reach across it, on
-  // the waiting ranks (counted: every rank waits once per iteration, so
-  // each cut truncates one interval per rank); what survives is charged to
-  // the delays inside the window, never more than in one epoch.  In this
-  // closed ring long-term costs flow back through every iteration, so cuts
-  // only 1.5 iterations apart lose much of them (the MPI scenarios measure
-  // the error with many iterations per window).
+  // Delay costs: every rank's interval with its partner reaches across each
+  // cut, and carries (interval_carry.hpp): none is truncated, and the
+  // short-term costs are those of one epoch.  Long-term costs flow back
+  // through every iteration in this closed ring; what would flow from a
+  // later window into an earlier one is lost (the earlier one was walked
+  // already), and cuts 1.5 iterations apart lose much of it.
   std::uint64_t truncated = 0;
   for (const auto& x : many) {
     for (const auto& f : x.facts) truncated += f.truncated_intervals;
   }
-  CHECK(truncated == 5 * 3);
+  CHECK(truncated == 0);
+  CHECK(total(many, Metric::delay_latesender) == Approx(total(one, Metric::delay_latesender)));
   const double d_one = total(one, Metric::delay), d_many = total(many, Metric::delay);
   CHECK(d_many <= d_one * 1.0001);
-  CHECK(d_many > 0.3 * d_one);
-  CHECK(total(many, Metric::delay_latesender) <= total(one, Metric::delay_latesender) * 1.0001);
+  CHECK(d_many > 0.75 * d_one);  // (81 %)
 }
 
 TEST_CASE("requested cuts: a window without any wait keeps its path open until a later one", "[requested]") {
@@ -157,4 +156,108 @@ TEST_CASE("requested cuts: a message that crosses a cut keeps the waiting off th
   // send's enter and the cut (the earlier window's path ends on rank 0
   // there, while in one epoch it left rank 0 at the send).
   CHECK(one[1].get(Metric::critical_path, rt::kRegion_MPI_Recv) < 8 * 0.11);
+}
+
+TEST_CASE("requested cuts: intervals carry across cuts, delay costs of waits across them too", "[requested]") {
+  // Cuts while messages are in flight: rank 0's send at 1.0 s and rank 1's
+  // receive returning at 1.1 s (cut at 1.07, iterations 0 and 3), rank 1's
+  // send at 3.1 s and rank 2's return at 3.2 s (3.17, iterations 1 and 5),
+  // rank 2's send at 3.5 s and rank 0's return at 3.6 s (3.58, iterations 2
+  // and 6).  Each such wait's cause lies in the earlier window, and every
+  // rank's interval with its partner reaches across each cut.  Short-term
+  // delay costs are then those of one epoch: each wait's interval is joined
+  // from both windows (the part before the cut carried over).  Long-term
+  // costs that would flow from a later window into an earlier one are lost
+  // (the earlier window was walked already): at most, never more.
+  auto one_ranks = pipeline();
+  const auto one = replay(one_ranks);
+  auto many_ranks = pipeline();
+  const std::vector<double> cuts = {1.07, 3.6 + 3.17, 7.2 + 3.58, 10.8 + 1.07, 18.0 + 3.17, 21.6 + 3.58};
+  for (double t : cuts) {
+    for (auto& v : many_ranks) v.requested_cut_at(t);
+  }
+  const auto many = replay(many_ranks);
+  REQUIRE(many[0].facts.size() == cuts.size() + 1);
+  std::uint64_t truncated = 0, crossing = 0;
+  for (const auto& x : many) {
+    for (const auto& f : x.facts) {
+      truncated += f.truncated_intervals;
+      crossing += f.cross_epoch_messages;
+    }
+  }
+  CHECK(crossing == cuts.size());
+  CHECK(truncated == 0);
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    CHECK(many[r].get(Metric::mpi_latesender) == Approx(one[r].get(Metric::mpi_latesender)));
+    for (std::uint32_t region : {kWork, kSolve}) {
+      CAPTURE(region);
+      CHECK(many[r].get(Metric::delay_latesender, region) == Approx(one[r].get(Metric::delay_latesender, region)));
+    }
+    // Every Late Sender wait is classified (direct + indirect = the wait).
+    CHECK(many[r].get(Metric::mpi_wait_direct_ls) + many[r].get(Metric::mpi_wait_indirect_ls) ==
+          Approx(many[r].get(Metric::mpi_latesender)));
+  }
+  const double d_one = total(one, Metric::delay), d_many = total(many, Metric::delay);
+  CHECK(d_many <= d_one * 1.0001);
+  CHECK(total(many, Metric::delay_latesender) == Approx(total(one, Metric::delay_latesender)));
+  // The earlier sends' messages travel like the others: the same results
+  // in every order of completion.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    auto ranks = pipeline();
+    for (double t : cuts) {
+      for (auto& v : ranks) v.requested_cut_at(t);
+    }
+    const auto res = replay(ranks, {"all"}, {seed, true});
+    for (int r = 0; r < 3; ++r) {
+      for (Metric m : {Metric::delay, Metric::delay_latesender, Metric::mpi_wait_indirect_ls}) {
+        CHECK(res[r].get(m) == Approx(many[r].get(m)));
+      }
+    }
+  }
+}
+
+TEST_CASE("requested cuts: a collective instance the cut splits is left out, the others line up", "[requested]") {
+  // Ranks 0-2 meet in a barrier on a sub-communicator every second: rank r
+  // enters at t + 0.1 (r + 1) (rank 0 waits 0.2 s, rank 1 0.1 s) and leaves
+  // at t + 0.30 + 0.01 r.  Rank 3 works alone; a world barrier at 10 s ends
+  // the run.  A cut at 2.305 s falls between rank 0's Leave of instance 2
+  // and the others': rank 0 has three instances before it, ranks 1 and 2
+  // two.  Instance 2 is left out on all three (counted per member), and the
+  // others are analyzed as in one epoch: 0.3 s of barrier waiting lost of
+  // 3.0 s.  (Before, the counts 3 / 2 / 2 before the cut and 7 / 8 / 8
+  // after it differed, and every instance of the communicator was skipped.)
+  auto build = [] {
+    auto r = make_ranks(4);
+    std::uint16_t sub = 0;
+    for (auto& v : r) sub = v.add_comm(77, {0, 1, 2});
+    for (int it = 0; it < 10; ++it) {
+      const double t = it;
+      for (int k = 0; k < 3; ++k) {
+        r[k].region(t, t + 0.1 * (k + 1), kWork);
+        r[k].coll(t + 0.1 * (k + 1), t + 0.30 + 0.01 * k, rt::kRegion_MPI_Barrier, -1, 0, 0, sub);
+      }
+    }
+    r[3].region(0.0, 10.0, kWork);
+    for (auto& v : r) v.coll(10.0, 10.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (auto& v : r) v.leave(10.1);
+    return r;
+  };
+  auto one_ranks = build();
+  const auto one = replay(one_ranks);
+  auto many_ranks = build();
+  for (auto& v : many_ranks) v.requested_cut_at(2.305);
+  const auto many = replay(many_ranks);
+  REQUIRE(many[0].facts.size() == 2);
+  std::uint64_t split = 0;
+  for (const auto& x : many) {
+    for (const auto& f : x.facts) split += f.split_collectives;
+  }
+  CHECK(split == 3);
+  CHECK(one[0].get(Metric::mpi_barrier_wait) == Approx(10 * 0.2 + 0.0).margin(1e-6));
+  CHECK(one[1].get(Metric::mpi_barrier_wait) == Approx(10 * 0.1).margin(1e-6));
+  CHECK(many[0].get(Metric::mpi_barrier_wait) == Approx(9 * 0.2).margin(1e-6));
+  CHECK(many[1].get(Metric::mpi_barrier_wait) == Approx(9 * 0.1).margin(1e-6));
+  CHECK(many[2].get(Metric::mpi_barrier_wait) == Approx(0.0).margin(1e-6));
 }

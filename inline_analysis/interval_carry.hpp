@@ -1,0 +1,74 @@
+// Synchronization intervals across requested cuts (docs/design.md, "What is
+// exact and what is approximate").
+//
+// A delay cost compares two ranks' processing time since their previous
+// common synchronization point.  A requested cut ends a window without
+// synchronizing anyone, so that point may lie in an earlier window, whose
+// events are gone by the time the interval's end is analyzed.  After each
+// walk of a window that ends at a requested cut, every rank therefore keeps,
+// per partner (and per communicator, for collectives), the interval's part
+// that lies before the cut: processing time per call path with the waits at
+// synchronization points taken out, and the sum of those waits.  The next
+// window joins it to the part inside the window.  A send whose receive falls
+// into the next window keeps its own interval (up to the send) and the rest
+// up to the cut, so that the sender can explain a wait for it in the next
+// window.  Parts are shared between partners whose intervals start at the
+// same point; memory is bounded by partners x call paths.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace onlinews::analysis {
+
+class SyncContext;
+
+struct CarriedMap {
+  std::vector<std::pair<std::uint32_t, double>> seconds;  // local call path -> processing time
+  double waits = 0;  // own waits at synchronization points inside (taken out of `seconds`)
+};
+
+// A send of the window before whose receive lies in a later window.
+struct CarriedSend {
+  CarriedMap interval;  // from the previous point shared with the receiver to the send's enter
+  CarriedMap tail;      // from the send's enter to the cut
+  std::int64_t enter = 0;
+  std::uint32_t callpath = 0;
+};
+
+// Sends of this window without a receive in it (sender side).
+struct CrossingSend {
+  int dest = -1;
+  std::uint32_t seq = 0;
+  std::size_t event = 0;
+  std::int64_t enter = 0;  // ns, the send call's enter
+  std::uint32_t callpath = 0;
+};
+
+class IntervalCarry {
+ public:
+  // After a synchronizing cut (and at the start): every interval begins there.
+  void reset();
+  // After a window analyzed for time only: its synchronization points are
+  // unknown, so the intervals that reach across it are truncated (counted).
+  void invalidate();
+  bool valid() const { return valid_; }
+  // The part before the window of the interval with world rank `peer`, and
+  // of the interval between collectives on local communicator `comm`.
+  const CarriedMap* peer(int world_rank) const;
+  const CarriedMap* comm(std::uint16_t comm) const;
+  // A send of the previous window (`epoch`) to `dest` with sequence `seq`.
+  const CarriedSend* send(int dest, std::uint32_t seq, std::uint32_t epoch) const;
+  // After the walk of a window (epoch `epoch`) that ends at a requested cut.
+  void update(SyncContext& ctx, const std::vector<CrossingSend>& crossing, std::uint32_t epoch);
+
+ private:
+  bool valid_ = true;
+  std::vector<CarriedMap> entries_;  // shared parts; index 0: since the last synchronized start
+  std::vector<std::uint32_t> peer_entry_;          // world rank -> entry (missing: 0)
+  std::map<std::uint16_t, std::uint32_t> comm_entry_;  // comm -> entry (missing: 0)
+  std::map<std::pair<int, std::uint32_t>, CarriedSend> sends_;  // (dest, seq) of epoch sends_epoch_
+  std::uint32_t sends_epoch_ = 0;
+};
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,208 @@
+// The synchronization context handlers use during the backward walk:
+// synchronization points, intervals and time profiles of the window.
+#include <algorithm>
+
+#include "sync_replay.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+int comm_rank_of(const CommDef& c, std::int64_t world) {
+  for (int r = 0; r < c.size; ++r) {
+    if (c.world_ranks[static_cast<std::size_t>(r)] == world) return r;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
+int SyncContext::location() const { return r_.in_->location; }
+Transport& SyncContext::transport() { return *r_.transport_; }
+
+std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
+
+std::int64_t SyncContext::window_begin() const {
+  if (r_.in_->bounds.begin > 0) return r_.in_->bounds.begin;
+  const auto& e = *r_.in_->events;
+  return e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
+}
+std::int64_t SyncContext::window_end() const {
+  const auto& e = *r_.in_->events;
+  const std::int64_t last = e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
+  return std::max(last, r_.in_->bounds.end);
+}
+bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
+bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
+void SyncContext::note_truncated() { ++r_.truncated_; }
+
+std::size_t SyncContext::previous_with(std::size_t k, int peer) {
+  const auto& p = r_.points_;
+  for (std::size_t i = k; i-- > 1;) {
+    const SyncPoint& s = p[i];
+    if (s.kind == SyncKind::Collective) {
+      if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
+      if (s.all_ranks) return i;
+      const CommDef* c = rc_.defs().comm(s.comm);
+      if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
+    } else if (s.peer == peer) {
+      return i;
+    }
+  }
+  return 0;
+}
+
+std::size_t SyncContext::previous_with_all(std::size_t k) {
+  const auto& p = r_.points_;
+  const SyncPoint& sk = p[k];
+  for (std::size_t i = k; i-- > 1;) {
+    const SyncPoint& s = p[i];
+    if (s.kind == SyncKind::Collective && !s.scan && (s.all_ranks || s.comm == sk.comm)) return i;
+  }
+  return 0;
+}
+
+TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
+  TimeMap out;
+  const auto& ev = *r_.in_->events;
+  const auto& an = *r_.in_->annot;
+  const auto& tree = rc_.callpaths();
+  if (t1 <= t0) return out;
+  if (ev.empty()) {  // a requested window in which this rank recorded nothing
+    if (r_.in_->open_callpath != kNoCallpath) {
+      out.callpaths.push_back(r_.in_->open_callpath);
+      out.seconds.push_back(secs(t1 - t0));
+    }
+    return out;
+  }
+  auto& acc = r_.scratch_;
+  auto& touched = r_.touched_;
+  if (acc.size() < tree.size()) acc.resize(tree.size(), 0.0);
+  auto charge = [&](std::uint32_t cp, std::int64_t a, std::int64_t b) {
+    if (b <= a || cp == kNoCallpath || cp >= acc.size()) return;
+    if (acc[cp] == 0.0) touched.push_back(cp);
+    acc[cp] += secs(b - a);
+  };
+  // A window that ends (or starts) at a requested cut reaches past its last
+  // (before its first) event: that time belongs to the region open there.
+  const auto first = static_cast<std::int64_t>(ev.front().time), last = static_cast<std::int64_t>(ev.back().time);
+  if (t0 < first) {
+    std::uint32_t cp = an.front().callpath;  // open before the first event
+    if (ev.front().kind == EventKind::Enter && cp != kNoCallpath) cp = tree.node(cp).parent;
+    charge(cp, t0, std::min(first, t1));
+  }
+  if (t1 > last) {
+    std::uint32_t cp = an.back().callpath;  // open after the last event
+    if (ev.back().kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
+    charge(cp, std::max(last, t0), t1);
+  }
+  // The event whose following interval contains t0.
+  std::size_t i = static_cast<std::size_t>(
+      std::upper_bound(ev.begin(), ev.end(), t0,
+                       [](std::int64_t t, const Event& e) { return t < static_cast<std::int64_t>(e.time); }) -
+      ev.begin());
+  i = i > 0 ? i - 1 : 0;
+  for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
+    const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
+    const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(ev[i + 1].time), t1);
+    std::uint32_t cp = an[i].callpath;  // the call path that owns the time after event i
+    if (ev[i].kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
+    charge(cp, a, b);
+  }
+  for (std::uint32_t cp : touched) {
+    out.callpaths.push_back(cp);
+    out.seconds.push_back(acc[cp]);
+    acc[cp] = 0.0;
+  }
+  touched.clear();
+  return out;
+}
+
+
+// The part before the window of an interval starting at point `j` (with
+// `peer`, or with all members of a collective on `comm`).
+static const CarriedMap* carried_part(const IntervalCarry& carry, const SyncPoint& start, bool at_window_start,
+                                      int peer, int comm) {
+  if (start.kind == SyncKind::LsSendEarlier) {
+    const CarriedSend* s = carry.send(start.peer, start.seq, start.epoch);
+    return s != nullptr ? &s->tail : nullptr;
+  }
+  if (!at_window_start) return nullptr;
+  return peer >= 0 ? carry.peer(peer) : carry.comm(static_cast<std::uint16_t>(comm));
+}
+
+SyncContext::Interval SyncContext::interval_with(std::size_t k, int peer) {
+  return interval(previous_with(k, peer), k, peer, -1);
+}
+
+SyncContext::Interval SyncContext::interval_with_all(std::size_t k) {
+  return interval(previous_with_all(k), k, -1, r_.points_[k].comm);
+}
+
+// Processing time per call path from the end of the wait at point `j` to
+// the enter of point `k`'s call, with the part before the window joined,
+// minus the waits of the points in between (which may have begun before the
+// window: a receive across the cut, whose waiting the part before counted as
+// time in the receive).
+SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int peer, int comm) {
+  const auto& p = r_.points_;
+  Interval iv;
+  iv.start = j;
+  // (An earlier send's interval goes on from the window's start.)
+  const bool from_start = j == 0 || p[j].kind == SyncKind::LsSendEarlier;
+  const std::int64_t t0 = from_start ? window_begin() : p[j].enter + static_cast<std::int64_t>(p[j].wait * 1e9);
+  TimeMap& m = iv.map;
+  m = time_map(t0, p[k].enter);
+  auto add = [&m](std::uint32_t cp, double v) {
+    for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
+      if (m.callpaths[e] != cp) continue;
+      m.seconds[e] += v;
+      return;
+    }
+    m.callpaths.push_back(cp);
+    m.seconds.push_back(v);
+  };
+  if (!(j == 0 && starts_synchronized())) {  // else the interval starts with the window
+    const CarriedMap* c = carried_part(r_.carry_, p[j], j == 0, peer, comm);
+    if (c != nullptr) {
+      iv.waits += c->waits;
+      for (const auto& [cp, v] : c->seconds) add(cp, v);
+      // The part before reaches to the cut; a call entered before it (a
+      // receive across the cut) ends the interval at its enter.
+      if (p[k].enter < window_begin()) add(p[k].callpath, -secs(window_begin() - p[k].enter));
+    } else if (j == 0) {
+      note_truncated();
+    }
+  }
+  for (std::size_t i = j + 1; i < k; ++i) {
+    if (p[i].wait <= 0) continue;
+    iv.waits += p[i].wait;
+    add(p[i].callpath, -p[i].wait);
+  }
+  // Keep the positive entries only (in place).
+  std::size_t n = 0;
+  for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
+    if (m.seconds[e] > 1e-12) {
+      m.callpaths[n] = m.callpaths[e];
+      m.seconds[n++] = m.seconds[e];
+    }
+  }
+  m.callpaths.resize(n);
+  m.seconds.resize(n);
+  return iv;
+}
+
+const CarriedSend* SyncContext::earlier_send(const SyncPoint& sp) const {
+  return r_.carry_.send(sp.peer, sp.seq, sp.epoch);
+}
+
+TimeMap SyncContext::to_map(const CarriedMap& m) {
+  TimeMap t;
+  for (const auto& [cp, v] : m.seconds) {
+    t.callpaths.push_back(cp);
+    t.seconds.push_back(v);
+  }
+  return t;
+}
+
+}  // namespace onlinews::analysis
