@@ -3,8 +3,9 @@
 // operation on every member.  A synchronizing cut never splits an instance;
 // a requested cut may (it falls between two members' Leave of the same
 // instance, each rank cutting its own stream at T): every member then
-// counts its instances since the start (or since the last window that lost
-// events), and the instances every member has in this window are analyzed;
+// counts its instances since the start (or since the first synchronizing
+// cut after a window that lost events), and the instances every member has
+// in this window are analyzed;
 // the split one, in one member's earlier window and another's later one, is
 // left out on both and counted (split_collectives).
 // Communicators are visited in increasing global id on every rank, so these
@@ -47,7 +48,7 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     // this epoch, and another member may not know it yet.
     if (c.active_from > static_cast<std::uint32_t>(epoch) + 1) {
       auto found = coll_events.find(static_cast<std::uint16_t>(id));
-      coll_seen[static_cast<std::uint16_t>(id)] += found == coll_events.end() ? 0 : found->second.size();
+      coll_seen[c.gid] += found == coll_events.end() ? 0 : found->second.size();
       continue;
     }
     if (c.size > 1) {
@@ -58,11 +59,16 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     if (c.freed) retired.push_back(c.gid);
   }
   std::sort(order.begin(), order.end());
+  // After lost events the counts restart where no instance can be split.
+  if (coll_resync && sync_in.bounds.starts_synchronized && !facts.comm_analysis_skipped) {
+    coll_seen.clear();
+    coll_resync = false;
+  }
   for (const auto& [gid, id] : order) {
     const CommDef& c = defs.comms[id];
     auto found = coll_events.find(id);
     const std::size_t n = found == coll_events.end() ? 0 : found->second.size();
-    const std::uint64_t first = coll_resync ? 0 : coll_seen[id];
+    const std::uint64_t first = coll_seen[gid];
     // The range of instances every member has: [max first, min end).  After
     // an unsupported use (a thread that is not analyzed) this communicator's
     // instances are skipped.
@@ -79,15 +85,16 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     if (head.root_bytes > 0) mixed_p2p.insert(gid);
     if (head.root_enter > 0) mixed_collective.insert(gid);
     const auto lo = static_cast<std::uint64_t>(head.max_enter), hi = static_cast<std::uint64_t>(head.min_enter);
-    const bool analyzed = hi > lo && head.root_enter == 0 && !facts.comm_analysis_skipped;
+    const bool counted = head.root_enter == 0 && !facts.comm_analysis_skipped && !coll_resync;
+    const bool analyzed = counted && hi > lo;
     coll_agreed[id] = analyzed ? std::pair<std::size_t, std::size_t>{lo - first, hi - lo}
                                : std::pair<std::size_t, std::size_t>{0, 0};
-    if (head.root_enter == 0 && !facts.comm_analysis_skipped) facts.split_collectives += n - (analyzed ? hi - lo : 0);
-    coll_seen[id] = first + n;
+    if (counted) facts.split_collectives += n - (analyzed ? hi - lo : 0);
+    coll_seen[gid] = first + n;
+    if (head.min_leave == 1) coll_seen.erase(gid);  // every member freed it
   }
-  // Dropped events may have taken instances: count afresh from the next window.
-  coll_resync = facts.comm_analysis_skipped;
-  if (coll_resync) coll_seen.clear();
+  // Dropped events may have taken instances.
+  coll_resync = coll_resync || facts.comm_analysis_skipped;
 }
 
 Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t) {

@@ -124,9 +124,11 @@ struct Analyzer::Impl {
   // comm id -> (first, count) of this window's instances that every member
   // has in its window (count 0: skip).
   std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> coll_agreed;
-  // Instances per communicator before this window (persistent); unknown
-  // after a window that lost events (counted from 0 again, all members).
-  std::map<std::uint16_t, std::uint64_t> coll_seen;
+  // Instances per communicator (by gid: local ids are reused) before this
+  // window.  Unknown after a window that lost events: no instance is
+  // analyzed until a window starts at a synchronizing cut, where every
+  // member counts from 0 again.
+  std::map<std::uint64_t, std::uint64_t> coll_seen;
   bool coll_resync = false;
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;

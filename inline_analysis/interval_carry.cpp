@@ -83,9 +83,9 @@ const CarriedMap* IntervalCarry::peer(int world_rank) const {
   return &entries_[world_rank >= 0 && r < peer_entry_.size() ? peer_entry_[r] : 0];
 }
 
-const CarriedMap* IntervalCarry::comm(std::uint16_t comm) const {
+const CarriedMap* IntervalCarry::comm(std::uint64_t gid) const {
   if (!valid_ || entries_.empty()) return nullptr;
-  auto it = comm_entry_.find(comm);
+  auto it = comm_entry_.find(gid);
   return &entries_[it == comm_entry_.end() ? 0 : it->second];
 }
 
@@ -104,7 +104,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   // The last synchronization point shared with each partner and on each
   // communicator (previous_with's rule, from the window's end; 0: none).
   std::vector<std::size_t> peer_b(static_cast<std::size_t>(nranks), 0);
-  std::map<std::uint16_t, std::size_t> comm_b;
+  std::map<std::uint64_t, std::size_t> comm_b;  // by gid
   std::size_t all_b = 0;
   int uncovered = nranks;
   for (std::size_t k = pts.size(); k-- > 1 && all_b == 0;) {
@@ -115,8 +115,8 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
         all_b = k;
         break;
       }
-      comm_b.try_emplace(s.comm, k);
       const CommDef* c = ctx.defs().comm(s.comm);
+      if (c != nullptr) comm_b.try_emplace(c->gid, k);
       for (int r = 0; c != nullptr && uncovered > 0 && r < c->size; ++r) {
         const auto w = c->world_ranks[static_cast<std::size_t>(r)];
         if (w >= 0 && w < nranks && peer_b[static_cast<std::size_t>(w)] == 0) {
@@ -133,12 +133,31 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
     for (auto& b : peer_b) b = b == 0 ? all_b : b;
   }
   // Crossing sends: where their interval with the receiver starts.
+  // (After the earlier sends at the front, which have no event here; per
+  // receiver from the latest send back, so that each scan of the points
+  // for a receiver continues where the last one stopped.)
+  std::size_t first_own = 1;
+  while (first_own < pts.size() && pts[first_own].kind == SyncKind::LsSendEarlier) ++first_own;
   std::vector<std::size_t> send_b(crossing.size(), 0), send_pos(crossing.size(), 1);
+  std::vector<std::size_t> order(crossing.size());
   for (std::size_t i = 0; i < crossing.size(); ++i) {
-    auto it = std::lower_bound(pts.begin() + 1, pts.end(), crossing[i].event,
+    auto it = std::lower_bound(pts.begin() + static_cast<std::ptrdiff_t>(first_own), pts.end(), crossing[i].event,
                                [](const SyncPoint& p, std::size_t e) { return p.event < e; });
     send_pos[i] = static_cast<std::size_t>(it - pts.begin());
-    send_b[i] = ctx.previous_with(send_pos[i], crossing[i].dest);
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return crossing[a].dest != crossing[b].dest ? crossing[a].dest < crossing[b].dest : send_pos[a] > send_pos[b];
+  });
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    const std::size_t i = order[n];
+    const bool same = n > 0 && crossing[order[n - 1]].dest == crossing[i].dest;
+    // The previous send's start lies before this send: it is this one's too.
+    if (same && send_b[order[n - 1]] < send_pos[i]) {
+      send_b[i] = send_b[order[n - 1]];
+    } else {
+      send_b[i] = ctx.previous_with(send_pos[i], crossing[i].dest);
+    }
   }
 
   // Suffixes from each such start to the cut, accumulated backwards.
@@ -231,7 +250,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   }
   std::vector<std::uint32_t> peers(static_cast<std::size_t>(nranks));
   for (std::size_t p = 0; p < peers.size(); ++p) peers[p] = peer_b[p] > 0 ? at_point(peer_b[p]) : extended(old_peer(p));
-  std::map<std::uint16_t, std::uint32_t> comms;
+  std::map<std::uint64_t, std::uint32_t> comms;
   for (const auto& [c, old] : comm_entry_) comms[c] = all_b > 0 ? 0 : extended(old);
   for (const auto& [c, b] : comm_b) comms[c] = at_point(b);
   std::map<std::pair<int, std::uint32_t>, CarriedSend> sends;

@@ -54,9 +54,10 @@ class IntervalCarry {
   void invalidate();
   bool valid() const { return valid_; }
   // The part before the window of the interval with world rank `peer`, and
-  // of the interval between collectives on local communicator `comm`.
+  // of the interval between collectives on the communicator with global id
+  // `gid` (local ids are reused after MPI_Comm_free).
   const CarriedMap* peer(int world_rank) const;
-  const CarriedMap* comm(std::uint16_t comm) const;
+  const CarriedMap* comm(std::uint64_t gid) const;
   // A send of the previous window (`epoch`) to `dest` with sequence `seq`.
   const CarriedSend* send(int dest, std::uint32_t seq, std::uint32_t epoch) const;
   // After the walk of a window (epoch `epoch`) that ends at a requested cut.
@@ -66,7 +67,7 @@ class IntervalCarry {
   bool valid_ = true;
   std::vector<CarriedMap> entries_;  // shared parts; index 0: since the last synchronized start
   std::vector<std::uint32_t> peer_entry_;          // world rank -> entry (missing: 0)
-  std::map<std::uint16_t, std::uint32_t> comm_entry_;  // comm -> entry (missing: 0)
+  std::map<std::uint64_t, std::uint32_t> comm_entry_;  // comm gid -> entry (missing: 0)
   std::map<std::pair<int, std::uint32_t>, CarriedSend> sends_;  // (dest, seq) of epoch sends_epoch_
   std::uint32_t sends_epoch_ = 0;
 };

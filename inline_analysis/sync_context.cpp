@@ -121,14 +121,16 @@ TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
 
 // The part before the window of an interval starting at point `j` (with
 // `peer`, or with all members of a collective on `comm`).
-static const CarriedMap* carried_part(const IntervalCarry& carry, const SyncPoint& start, bool at_window_start,
-                                      int peer, int comm) {
+static const CarriedMap* carried_part(const IntervalCarry& carry, const Definitions& defs, const SyncPoint& start,
+                                      bool at_window_start, int peer, int comm) {
   if (start.kind == SyncKind::LsSendEarlier) {
     const CarriedSend* s = carry.send(start.peer, start.seq, start.epoch);
     return s != nullptr ? &s->tail : nullptr;
   }
   if (!at_window_start) return nullptr;
-  return peer >= 0 ? carry.peer(peer) : carry.comm(static_cast<std::uint16_t>(comm));
+  if (peer >= 0) return carry.peer(peer);
+  const CommDef* c = defs.comm(static_cast<std::uint16_t>(comm));
+  return c != nullptr ? carry.comm(c->gid) : nullptr;
 }
 
 SyncContext::Interval SyncContext::interval_with(std::size_t k, int peer) {
@@ -163,15 +165,15 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     m.seconds.push_back(v);
   };
   if (!(j == 0 && starts_synchronized())) {  // else the interval starts with the window
-    const CarriedMap* c = carried_part(r_.carry_, p[j], j == 0, peer, comm);
+    const CarriedMap* c = carried_part(r_.carry_, rc_.defs(), p[j], j == 0, peer, comm);
     if (c != nullptr) {
       iv.waits += c->waits;
       for (const auto& [cp, v] : c->seconds) add(cp, v);
       // The part before reaches to the cut; a call entered before it (a
       // receive across the cut) ends the interval at its enter.
       if (p[k].enter < window_begin()) add(p[k].callpath, -secs(window_begin() - p[k].enter));
-    } else if (j == 0) {
-      note_truncated();
+    } else {
+      iv.truncated = j == 0;
     }
   }
   for (std::size_t i = j + 1; i < k; ++i) {

@@ -123,6 +123,7 @@ class SyncContext {
     std::size_t start = 0;  // the previous point (0: the window's start)
     TimeMap map;            // processing time per call path, waits taken out
     double waits = 0;       // own waits at the points inside
+    bool truncated = false;  // its part before the window is unknown (cut short at the window's start)
   };
   Interval interval_with(std::size_t k, int peer);
   Interval interval_with_all(std::size_t k);

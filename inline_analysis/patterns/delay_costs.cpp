@@ -40,6 +40,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
+    if (iv.truncated) ctx.note_truncated();  // (counted once per wait, on the waiting side)
     out.put(sp.wait);
     for (double c : sp.cost) out.put(c);
     put_map(ctx, iv.map, out);
@@ -121,7 +122,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
     out.resize(base + (1 + kDelayKinds) * n + 1 + kDelayKinds, 0.0);
     const CommDef* c = ctx.defs().comm(sp.comm);
     if (sp.wait <= 0 || c == nullptr || c->my_rank == sp.reference) return;
-    const TimeMap mine = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference)).map;
+    const auto iv = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference));
+    if (iv.truncated) ctx.note_truncated();
+    const TimeMap& mine = iv.map;
     Remote own;
     for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own.emplace_back(ctx.hash(mine.callpaths[i]), mine.seconds[i]);
     std::vector<double> d(n);
