@@ -70,6 +70,13 @@ struct CommDef {
   int world_rank_of(int r) const {
     return (r >= 0 && r < static_cast<int>(world_ranks.size())) ? world_ranks[r] : -1;
   }
+  // The communicator rank of world rank `w` (-1: not a member).
+  int rank_of_world(std::int64_t w) const {
+    for (int r = 0; r < size && r < static_cast<int>(world_ranks.size()); ++r) {
+      if (world_ranks[static_cast<std::size_t>(r)] == w) return r;
+    }
+    return -1;
+  }
 };
 
 struct Definitions {

@@ -5,17 +5,6 @@
 #include "sync_replay.hpp"
 
 namespace onlinews::analysis {
-namespace {
-
-int comm_rank_of(const CommDef& c, std::int64_t world) {
-  for (int r = 0; r < c.size; ++r) {
-    if (c.world_ranks[static_cast<std::size_t>(r)] == world) return r;
-  }
-  return -1;
-}
-
-}  // namespace
-
 std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
 int SyncContext::location() const { return r_.in_->location; }
 Transport& SyncContext::transport() { return *r_.transport_; }
@@ -44,7 +33,7 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
       if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
-      if (c != nullptr && comm_rank_of(*c, peer) >= 0) return i;
+      if (c != nullptr && c->rank_of_world(peer) >= 0) return i;
     } else if (s.peer == peer) {
       return i;
     }

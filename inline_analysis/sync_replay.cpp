@@ -26,13 +26,6 @@ DelayKind delay_of(CollKind k) {
   }
 }
 
-int comm_rank_of(const CommDef& c, std::int64_t world) {
-  for (int r = 0; r < c.size; ++r) {
-    if (c.world_ranks[static_cast<std::size_t>(r)] == world) return r;
-  }
-  return -1;
-}
-
 }  // namespace
 
 // ---- SyncReplay ---------------------------------------------------------------
@@ -141,11 +134,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
         break;
       case CollKind::NToOne:
-        s.reference = comm_rank_of(*c, a.max_sender_rank);
+        s.reference = c->rank_of_world(a.max_sender_rank);
         s.delayed = a.root_bytes > 0 && s.reference >= 0 && a.root_enter < a.max_sender_enter;
         break;
       default:  // Barrier, N x N, Init, Finalize: everybody waits for the latest
-        s.reference = comm_rank_of(*c, a.max_enter_rank);
+        s.reference = c->rank_of_world(a.max_enter_rank);
         s.delayed = rd->coll != CollKind::Init && rd->coll != CollKind::Finalize && a.min_enter < a.max_enter;
         break;
     }

@@ -97,8 +97,8 @@ class Pipeline {
   State& s_;
   analysis::Task<> task_;
   bool started_ = false, finished_ = false, failed_ = false;
-  bool finishing_ = false;
-  std::string error_;  // why the analysis failed (set by whichever thread ran it)  // finish_append(): stop right after the epoch's output
+  bool finishing_ = false;  // finish_append(): stop right after the epoch's output
+  std::string error_;       // why the analysis failed (set by whichever thread ran it)
   std::deque<Boundary> boundaries_;          // agreed, window not analyzed yet
   Boundary last_{0, cutkind::kSync, 0, 0, true};  // where the next window starts (MPI_Init: synchronizing)
   bool in_window_ = false;  // a window taken from boundaries_ is analyzed or written

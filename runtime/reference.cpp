@@ -5,8 +5,8 @@
 // a loaded or oversubscribed machine, by the analysis' perturbation
 // itself), so this is how the tests hold the epochs' results to the
 // one-epoch (post-mortem) results of the same events: wait states, delay
-// costs and the critical path across requested cuts, the errors of
-// truncated intervals included.  Memory grows with the run: tests only.
+// costs and the critical path across requested cuts, the long-term costs
+// lost across them included.  Memory grows with the run: tests only.
 #include "inline_analysis/task.hpp"
 #include "mpi_transport.hpp"
 #include "pipeline.hpp"

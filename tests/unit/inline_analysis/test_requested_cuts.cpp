@@ -40,6 +40,16 @@ std::vector<VRank> pipeline() {
   return r;
 }
 
+// The pipeline with a requested cut at each of `cuts` (none: one epoch),
+// replayed (with `seed`: its steps complete in that random order).
+std::vector<RankResult> replay_pipeline(const std::vector<double>& cuts, std::uint64_t seed = 0) {
+  auto ranks = pipeline();
+  for (double t : cuts) {
+    for (auto& v : ranks) v.requested_cut_at(t);
+  }
+  return seed == 0 ? replay(ranks) : replay(ranks, {"all"}, {seed, true});
+}
+
 double total(const std::vector<RankResult>& res, Metric m) {
   double v = 0;
   for (const auto& x : res) v += x.get(m);
@@ -49,15 +59,10 @@ double total(const std::vector<RankResult>& res, Metric m) {
 }  // namespace
 
 TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "[requested]") {
-  auto one_ranks = pipeline();
-  const auto one = replay(one_ranks);
+  const auto one = replay_pipeline({});
   // Cuts in the middle of iterations, where rank 0 and rank 2 are blocked in
   // a receive and rank 1 computes.
-  auto many_ranks = pipeline();
-  for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
-    for (auto& v : many_ranks) v.requested_cut_at(t);
-  }
-  const auto many = replay(many_ranks);
+  const auto many = replay_pipeline({2.0, 9.5, 13.0, 20.3, 24.0});
   REQUIRE(many[0].facts.size() == 6);
   for (int r = 0; r < 3; ++r) {
     CAPTURE(r);
@@ -91,13 +96,8 @@ TEST_CASE("requested cuts: a window without any wait keeps its path open until a
   // Two cuts 0.1 s apart inside rank 1's work: the window between them has
   // no synchronization point, so no candidate moves; the next window's
   // path tells where it ends.
-  auto one_ranks = pipeline();
-  const auto one = replay(one_ranks);
-  auto many_ranks = pipeline();
-  for (double t : {2.0, 2.1, 16.5}) {
-    for (auto& v : many_ranks) v.requested_cut_at(t);
-  }
-  const auto many = replay(many_ranks);
+  const auto one = replay_pipeline({});
+  const auto many = replay_pipeline({2.0, 2.1, 16.5});
   for (int r = 0; r < 3; ++r) {
     CHECK(many[r].get(Metric::critical_path) == Approx(one[r].get(Metric::critical_path)));
     CHECK(many[r].get(Metric::mpi_latesender) == Approx(one[r].get(Metric::mpi_latesender)));
@@ -105,18 +105,10 @@ TEST_CASE("requested cuts: a window without any wait keeps its path open until a
 }
 
 TEST_CASE("requested cuts: the same results in every order of completion", "[requested][async]") {
-  auto base_ranks = pipeline();
-  for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
-    for (auto& v : base_ranks) v.requested_cut_at(t);
-  }
-  const auto base = replay(base_ranks);
+  const auto base = replay_pipeline({2.0, 9.5, 13.0, 20.3, 24.0});
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
-    auto ranks = pipeline();
-    for (double t : {2.0, 9.5, 13.0, 20.3, 24.0}) {
-      for (auto& v : ranks) v.requested_cut_at(t);
-    }
-    const auto res = replay(ranks, {"all"}, {seed, true});
+    const auto res = replay_pipeline({2.0, 9.5, 13.0, 20.3, 24.0}, seed);
     for (int r = 0; r < 3; ++r) {
       for (Metric m : {Metric::critical_path, Metric::delay, Metric::mpi_latesender, Metric::time}) {
         CHECK(res[r].get(m) == Approx(base[r].get(m)));
@@ -132,13 +124,8 @@ TEST_CASE("requested cuts: a message that crosses a cut keeps the waiting off th
   // wait ended (at the send, before the cut) for rank 0, as in one epoch;
   // the receive's waiting is never on it (before the fix 3 x 0.95 s were:
   // the earlier window's path ended on rank 1, inside the receive).
-  auto one_ranks = pipeline();
-  const auto one = replay(one_ranks);
-  auto many_ranks = pipeline();
-  for (double t : {1.02, 4.62, 15.42}) {
-    for (auto& v : many_ranks) v.requested_cut_at(t);
-  }
-  const auto many = replay(many_ranks);
+  const auto one = replay_pipeline({});
+  const auto many = replay_pipeline({1.02, 4.62, 15.42});
   REQUIRE(many[0].facts.size() == 4);
   double crossing = 0;
   for (const auto& f : many[1].facts) crossing += static_cast<double>(f.cross_epoch_messages);
@@ -169,14 +156,9 @@ TEST_CASE("requested cuts: intervals carry across cuts, delay costs of waits acr
   // from both windows (the part before the cut carried over).  Long-term
   // costs that would flow from a later window into an earlier one are lost
   // (the earlier window was walked already): at most, never more.
-  auto one_ranks = pipeline();
-  const auto one = replay(one_ranks);
-  auto many_ranks = pipeline();
+  const auto one = replay_pipeline({});
   const std::vector<double> cuts = {1.07, 3.6 + 3.17, 7.2 + 3.58, 10.8 + 1.07, 18.0 + 3.17, 21.6 + 3.58};
-  for (double t : cuts) {
-    for (auto& v : many_ranks) v.requested_cut_at(t);
-  }
-  const auto many = replay(many_ranks);
+  const auto many = replay_pipeline(cuts);
   REQUIRE(many[0].facts.size() == cuts.size() + 1);
   std::uint64_t truncated = 0, crossing = 0;
   for (const auto& x : many) {
@@ -205,11 +187,7 @@ TEST_CASE("requested cuts: intervals carry across cuts, delay costs of waits acr
   // in every order of completion.
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     CAPTURE(seed);
-    auto ranks = pipeline();
-    for (double t : cuts) {
-      for (auto& v : ranks) v.requested_cut_at(t);
-    }
-    const auto res = replay(ranks, {"all"}, {seed, true});
+    const auto res = replay_pipeline(cuts, seed);
     for (int r = 0; r < 3; ++r) {
       for (Metric m : {Metric::delay, Metric::delay_latesender, Metric::mpi_wait_indirect_ls}) {
         CHECK(res[r].get(m) == Approx(many[r].get(m)));
