@@ -162,6 +162,19 @@ class LocalTransport final : public Transport {
     ++w_.changes_;
     co_return m;
   }
+  Task<Parcel> take_any() override {
+    Parcel p;
+    while (!poll_now(p)) co_await sched_.next_tick();
+    for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
+    co_return p;
+  }
+  bool poll(Parcel& out) override {
+    if (w_.delay() > 0) return false;  // scrambled: not here yet
+    return poll_now(out);
+  }
+  Task<> pump() override {
+    for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
+  }
   Task<> flush() override { co_return; }
 
   Task<> bcast(const CommDef& comm, int root, std::vector<std::byte>& data) override {
@@ -198,7 +211,25 @@ class LocalTransport final : public Transport {
     co_return w_.collect(key, my_index);
   }
 
+  // Takes the first message waiting from any peer (peers in turn).
+  bool poll_now(Parcel& out) {
+    const int n = w_.size();
+    for (int i = 0; i < n; ++i) {
+      const int peer = (next_peer_ + i) % n;
+      auto it = w_.mail_.find({peer, rank_, parity_});
+      if (it == w_.mail_.end() || it->second.empty()) continue;
+      out.peer = peer;
+      out.data = std::move(it->second.front());
+      it->second.pop_front();
+      ++w_.changes_;
+      next_peer_ = (peer + 1) % n;
+      return true;
+    }
+    return false;
+  }
+
   LocalWorld& w_;
+  int next_peer_ = 0;
   int rank_;
   int parity_ = 0;
   Scheduler sched_;

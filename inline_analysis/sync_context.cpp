@@ -25,6 +25,14 @@ bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_syn
 bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
 void SyncContext::note_truncated() { ++r_.truncated_; }
 
+Sym SyncContext::incoming(std::size_t slot) {
+  return r_.syms_.reduce(Sym::of_node(static_cast<std::uint32_t>(current_)), slot);
+}
+Sym SyncContext::reduce(const Sym& s, std::size_t slot) { return r_.syms_.reduce(s, slot); }
+std::array<double, kMaxLanes> SyncContext::value(const Sym& s, std::size_t slot) {
+  return r_.syms_.reduce(s, slot).c;  // (a value still open counts as 0: cannot happen after settling)
+}
+
 std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
   for (std::size_t i = k; i-- > 1;) {

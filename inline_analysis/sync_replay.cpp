@@ -173,105 +173,92 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);
-  for (auto* h : handlers) h->begin_walk(ctx);
-  // Messages from a peer that arrived before they were needed.
-  using Key = std::tuple<int, int, std::uint32_t, std::uint32_t>;  // peer, kind, seq, epoch
-  std::map<Key, std::vector<std::byte>> stash;
-  std::map<int, std::uint64_t> posted, taken;
+  std::vector<int> lanes;
+  for (std::size_t i = 0; i < handlers.size(); ++i) {
+    handlers[i]->slot = i;
+    lanes.push_back(std::min(handlers[i]->lanes(), kMaxLanes));
+  }
+  syms_.reset(points_.size(), handlers.size());
+  mail_.begin(points_, syms_, lanes, t);
   Scheduler& sched = t.scheduler();
+  auto waits = [](const SyncPoint& sp) {
+    return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
+           sp.wait > 0;
+  };
+  // What each wait's cause needs from this window alone goes out before
+  // the walk (latest first, as the walks need them).
   for (std::size_t k = points_.size(); k-- > 1;) {
-    if ((k & 255) == 0) co_await sched.slice();
+    if ((k & 255) == 0) {
+      co_await mail_.pump();
+      co_await sched.slice();
+    }
+    if (!waits(points_[k])) continue;
+    ctx.set_current(k);
+    ByteWriter w;
+    for (auto* h : handlers) h->waiting_p2p(points_[k], ctx, w);
+    mail_.send_fixed(k, std::move(w.bytes));
+  }
+  co_await mail_.pump();
+  for (auto* h : handlers) h->begin_walk(ctx);
+  for (std::size_t k = points_.size(); k-- > 1;) {
+    if ((k & 255) == 0) {
+      co_await mail_.pump();
+      co_await sched.slice();
+    }
     SyncPoint& sp = points_[k];
     ctx.set_current(k);
-    const bool earlier = sp.kind == SyncKind::LsRecvEarlier || sp.kind == SyncKind::LsSendEarlier;
-    if ((sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
-        sp.wait > 0) {
-      ByteWriter w;
-      w.put(static_cast<std::uint8_t>(sp.kind));
-      w.put(sp.seq);
-      w.put(sp.epoch);
-      for (auto* h : handlers) {
-        if (earlier) {
-          h->waiting_earlier(sp, ctx, w);
-        } else {
-          h->waiting_p2p(sp, ctx, w);
-        }
-      }
-      t.post(sp.peer, std::move(w.bytes));
-      ++posted[sp.peer];
+    if (waits(sp)) {
+      for (auto* h : handlers) h->waiting_value(sp, ctx, syms_.form(k, h->slot));
+      syms_.set_known(k);
+      mail_.send_value(k);
     } else if (sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv || sp.kind == SyncKind::LsSendEarlier) {
-      const int want = static_cast<int>(sp.kind == SyncKind::LsSend   ? SyncKind::LsRecv
-                                        : sp.kind == SyncKind::LrRecv ? SyncKind::LrSend
-                                                                      : SyncKind::LsRecvEarlier);
-      auto it = stash.find({sp.peer, want, sp.seq, sp.epoch});
-      std::vector<std::byte> msg;
-      if (it != stash.end()) {
-        msg = std::move(it->second);
-        stash.erase(it);
-      } else {
-        for (;;) {
-          std::vector<std::byte> m = co_await t.take(sp.peer);
-          ++taken[sp.peer];
-          ByteReader hr(m.data(), m.size());
-          const int kind = hr.get<std::uint8_t>();
-          const auto seq = hr.get<std::uint32_t>();
-          const auto epoch = hr.get<std::uint32_t>();
-          if (kind == want && seq == sp.seq && epoch == sp.epoch) {
-            msg = std::move(m);
-            break;
-          }
-          stash[{sp.peer, kind, seq, epoch}] = std::move(m);
-        }
-      }
-      ByteReader r(msg.data(), msg.size());
-      r.get<std::uint8_t>();
-      r.get<std::uint32_t>();
-      r.get<std::uint32_t>();
+      const std::vector<std::byte> fixed = co_await mail_.fixed_for(k);
+      ByteReader r(fixed.data(), fixed.size());  // each handler reads its own fields, in order
       for (auto* h : handlers) {
-        if (earlier) {
+        if (sp.kind == SyncKind::LsSendEarlier) {
           h->cause_earlier(sp, ctx, r);
         } else {
           h->cause_p2p(sp, ctx, r);
         }
       }
-    } else if (sp.kind == SyncKind::Collective && sp.scan) {
-      std::vector<double> votes;
-      for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
-      if (votes.empty()) continue;  // same handlers everywhere: nobody votes
-      const CommDef* c = rc.defs().comm(sp.comm);
-      co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
-      std::vector<std::byte> data(votes.size() * sizeof(double));
-      std::memcpy(data.data(), votes.data(), data.size());
-      co_await t.bcast(*c, 0, data);
-      std::memcpy(votes.data(), data.data(), data.size());
-      const double* p = votes.data();
-      for (auto* h : handlers) h->scan_result(sp, ctx, p);
-    } else if (sp.kind == SyncKind::Collective && sp.delayed) {
-      const CommDef* c = rc.defs().comm(sp.comm);
-      ByteWriter w;
-      if (c->my_rank == sp.reference) {
-        for (auto* h : handlers) h->reference_out(sp, ctx, w);
-      }
-      std::vector<std::byte> data = std::move(w.bytes);
-      co_await t.bcast(*c, sp.reference, data);
-      ByteReader r(data.data(), data.size());
-      std::vector<double> contrib;
-      for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
-      co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
-      if (c->my_rank == sp.reference) {
-        const double* p = contrib.data();
-        for (auto* h : handlers) h->reference_in(sp, ctx, p);
+    } else if (sp.kind == SyncKind::Collective && (sp.scan || sp.delayed)) {
+      // Collective steps use known values: wait for what is still open.
+      co_await mail_.settle();
+      if (sp.scan) {
+        std::vector<double> votes;
+        for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
+        if (!votes.empty()) {  // same handlers everywhere: nobody votes
+          const CommDef* c = rc.defs().comm(sp.comm);
+          co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
+          std::vector<std::byte> data(votes.size() * sizeof(double));
+          std::memcpy(data.data(), votes.data(), data.size());
+          co_await t.bcast(*c, 0, data);
+          std::memcpy(votes.data(), data.data(), data.size());
+          const double* p = votes.data();
+          for (auto* h : handlers) h->scan_result(sp, ctx, p);
+        }
+      } else {
+        const CommDef* c = rc.defs().comm(sp.comm);
+        ByteWriter w;
+        if (c->my_rank == sp.reference) {
+          for (auto* h : handlers) h->reference_out(sp, ctx, w);
+        }
+        std::vector<std::byte> data = std::move(w.bytes);
+        co_await t.bcast(*c, sp.reference, data);
+        ByteReader r(data.data(), data.size());
+        std::vector<double> contrib;
+        for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
+        co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
+        if (c->my_rank == sp.reference) {
+          const double* p = contrib.data();
+          for (auto* h : handlers) h->reference_in(sp, ctx, p);
+        }
       }
     }
+    mail_.walked(k);
   }
-  // Every posted message must be taken before the sends can complete: tell
-  // each peer how many it got from us and let it drain what it did not use.
-  std::map<int, std::vector<std::uint64_t>> counts;
-  for (const auto& [peer, n] : posted) counts[peer].push_back(n);
-  for (const auto& [peer, n] : co_await exchange_records(t, counts)) {
-    for (std::uint64_t i = taken[peer]; i < n.front(); ++i) co_await t.take(peer);
-  }
-  co_await t.flush();
+  // Every value known, every parcel taken.
+  co_await mail_.finish();
   ctx.set_current(0);
   for (auto* h : handlers) co_await h->end_walk(ctx);
   // What the intervals that reach across this window's end carry into the next.

@@ -22,6 +22,8 @@
 #include "analysis.hpp"
 #include "interval_carry.hpp"
 #include "pattern.hpp"
+#include "replay_mail.hpp"
+#include "sym.hpp"
 
 namespace onlinews::analysis {
 
@@ -58,7 +60,6 @@ struct SyncPoint {
   std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
-  double cost[kDelayKinds] = {};  // long-term costs of this wait state, by the kind they finally cause
   double propagating = 0;         // part of this wait that caused further waiting
   double indirect = 0;            // part of this wait explained by the cause's own waiting
 };
@@ -144,6 +145,15 @@ class SyncContext {
   void note_truncated();
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   Transport& transport();
+  // Values that depend on later points (sym.hpp), for the handler in
+  // `slot`.  At a cause point: what the waiting side sends (known, or a
+  // symbol for it).
+  Sym incoming(std::size_t slot);
+  // `s` with every value known so far substituted.
+  Sym reduce(const Sym& s, std::size_t slot);
+  // The value of `s`: every value is known at collectives and after the
+  // walk (the replay waits for them there).
+  std::array<double, kMaxLanes> value(const Sym& s, std::size_t slot);
 
   void set_current(std::size_t k) { current_ = k; }
 
@@ -157,12 +167,26 @@ class SyncContext {
 class SyncHandler {
  public:
   virtual ~SyncHandler() = default;
+  // The handler's place among the replay's symbolic values (set by the replay).
+  std::size_t slot = 0;
+  // How many doubles of what a waiting side sends depend on its later
+  // points (at most kMaxLanes): they travel as a Sym (waiting_value).
+  virtual int lanes() const { return 0; }
   virtual void begin_walk(SyncContext&) {}
-  // Point to point, on the waiting side: write what the causing side needs.
+  // Point to point, on the waiting side (LsRecv, LrSend, LsRecvEarlier),
+  // before the walk: what the causing side needs that this rank's window
+  // alone decides.  Sent at once, so no rank waits for another's walk.
   virtual void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
-  // ... on the causing side: read it.
+  // ... in the walk: the part that depends on what later points brought.
+  virtual void waiting_value(SyncPoint&, SyncContext&, Sym&) {}
+  // On the causing side, in the walk: `in` holds what waiting_p2p wrote;
+  // ctx.incoming(slot) is the value (often still a symbol).
   virtual void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) = 0;
-  // Collective: the causing (reference) rank writes what every member gets.
+  // ... the same when the send lies in the window before (LsSendEarlier:
+  // this rank walked the rest of that window already).
+  virtual void cause_earlier(SyncPoint&, SyncContext&, ByteReader&) {}
+  // Collective (every value is known here): the causing (reference) rank
+  // writes what every member gets.
   virtual void reference_out(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
   // Every member reads it and appends its contribution (the same number of
   // doubles on every member); contributions are summed at the reference.
@@ -172,15 +196,11 @@ class SyncHandler {
   // number on every member), summed over the communicator and given to all.
   virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
   virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
-  // Point to point, when the send lies in the window before (LsRecvEarlier
-  // on the waiting side, LsSendEarlier on the causing side, which walked
-  // the rest of that window already).
-  virtual void waiting_earlier(SyncPoint&, SyncContext&, ByteWriter&) {}
-  virtual void cause_earlier(SyncPoint&, SyncContext&, ByteReader&) {}
   // Whether the handler uses intervals across requested cuts (the replay
   // then keeps their parts before each cut).
   virtual bool uses_intervals() const { return false; }
-  // After the walk (collective over all ranks: handlers may exchange).
+  // After the walk, every value known (collective over all ranks: handlers
+  // may exchange).
   virtual Task<> end_walk(SyncContext&) { co_return; }
 };
 
@@ -228,6 +248,8 @@ class SyncReplay {
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
   IntervalCarry carry_;
+  SymTable syms_;
+  ReplayMail mail_;
 };
 
 }  // namespace onlinews::analysis

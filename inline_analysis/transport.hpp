@@ -76,6 +76,14 @@ class Transport {
   // The next replay-channel message from `peer` (messages from one peer
   // arrive in the order they were posted).
   virtual Task<std::vector<std::byte>> take(int peer) = 0;
+  // The next replay-channel message from any peer.
+  virtual Task<Parcel> take_any() = 0;
+  // A replay-channel message that has arrived already, if any (no
+  // communication, never suspends).
+  virtual bool poll(Parcel& out) = 0;
+  // Starts the sends post() queued and receives what has arrived (never
+  // waits for another rank).
+  virtual Task<> pump() = 0;
   // Completes every posted send (end of the replay).
   virtual Task<> flush() = 0;
   // The member with rank `root` in `comm` sends `data` to all members.

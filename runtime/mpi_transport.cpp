@@ -237,6 +237,40 @@ analysis::Task<std::vector<std::byte>> MpiTransport::take(int peer) {
   co_return d;
 }
 
+bool MpiTransport::poll(analysis::Parcel& out) {
+  // (Only the mailbox: what the last driver section received.)
+  for (auto& [peer, box] : mailbox_) {
+    if (box.empty()) continue;
+    out.peer = peer;
+    out.data = std::move(box.front());
+    box.pop_front();
+    return true;
+  }
+  return false;
+}
+
+analysis::Task<analysis::Parcel> MpiTransport::take_any() {
+  analysis::Parcel p;
+  if (!poll(p)) {
+    const Where home = co_await sched_.to_driver();
+    for (;;) {
+      send_posted();
+      receive_replay();
+      if (poll(p)) break;
+      co_await sched_.next_tick();
+    }
+    co_await sched_.back_to(home);
+  }
+  co_return p;
+}
+
+analysis::Task<> MpiTransport::pump() {
+  const Where home = co_await sched_.to_driver();
+  send_posted();
+  receive_replay();
+  co_await sched_.back_to(home);
+}
+
 analysis::Task<> MpiTransport::flush() {
   const Where home = co_await sched_.to_driver();
   send_posted();

@@ -32,6 +32,9 @@ class MpiTransport final : public analysis::Transport {
   analysis::Task<> gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) override;
   void post(int peer, std::vector<std::byte> data) override;
   analysis::Task<std::vector<std::byte>> take(int peer) override;
+  analysis::Task<analysis::Parcel> take_any() override;
+  bool poll(analysis::Parcel& out) override;
+  analysis::Task<> pump() override;
   analysis::Task<> flush() override;
   analysis::Task<> bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) override;
   analysis::Task<> reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) override;

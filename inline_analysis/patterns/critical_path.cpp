@@ -29,6 +29,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "../sync_replay.hpp"
 
@@ -56,14 +57,31 @@ Mask get_mask(const double*& p) {
   return m;
 }
 
+// Masks as symbolic values (sym.hpp): two lanes of 32 bits each.  Masks
+// that meet are disjoint, so their sum is their union.
+Sym sym_of(Mask m) {
+  Sym s;
+  s.c[0] = static_cast<double>(m & 0xffffffffu);
+  s.c[1] = static_cast<double>(m >> 32);
+  return s;
+}
+Mask mask_of(const std::array<double, kMaxLanes>& v) {
+  return static_cast<Mask>(v[0]) | (static_cast<Mask>(v[1]) << 32);
+}
+
 class CriticalPath final : public Pattern, public SyncHandler {
  public:
   void subscribe(Dispatch& d) override { d.on_sync(this); }
+  // The candidates a waiting rank hands over depend on what reached it at
+  // its later points: symbolic.
+  int lanes() const override { return 2; }
 
   void begin_walk(SyncContext& ctx) override {
-    pieces_.clear();
+    segments_.clear();
     held_before_.clear();
-    mask_ = 0;
+    incs_.clear();
+    run_ = 0;
+    Mask m = 0;
     std::int64_t end = ctx.window_end();
     if (ctx.ends_synchronized()) {
       // The path ends on the rank that entered the last collective spanning
@@ -73,7 +91,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
         const SyncPoint& sp = pts[k];
         if (sp.kind != SyncKind::Collective || !sp.all_ranks) continue;
         const CommDef* c = ctx.defs().comm(sp.comm);
-        if (c != nullptr && c->world_rank_of(sp.reference) == ctx.world_rank()) mask_ = kAll;
+        if (c != nullptr && c->world_rank_of(sp.reference) == ctx.world_rank()) m = kAll;
         // The window ends at each rank's own Leave, the next one starts
         // there.  The path continues from whichever rank holds it at the
         // next start, so it ends here at the first Leave: the end holder's
@@ -82,46 +100,50 @@ class CriticalPath final : public Pattern, public SyncHandler {
         break;
       }
     } else if (ctx.world_size() <= kCandidates) {
-      mask_ = Mask{1} << ctx.world_rank();
+      m = Mask{1} << ctx.world_rank();
     } else if (ctx.world_rank() == 0) {
-      mask_ = kAll;
+      m = kAll;
     }
+    if (m != 0) incs_.push_back(sym_of(m));
     segment_end_ = end;
   }
 
-  void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
-    out.put(mask_);
-    if (mask_ != 0) hand_over(sp, ctx);
+  void waiting_p2p(SyncPoint&, SyncContext&, ByteWriter&) override {}  // (all of it is the value)
+
+  void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
+    if (!holding()) return;
+    if (sp.kind == SyncKind::LsRecvEarlier) {
+      // A wait for a send of the earlier window: the path leaves here where
+      // the wait ended (before this window's start) for the sender, so at
+      // the window's start the sender holds it (the earlier window's end
+      // holder).
+      if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
+      add_segment(std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_);
+      run_ = incs_.size();
+      return;
+    }
+    out = held(ctx);
+    hand_over(sp);
   }
 
-  // A wait for a send of the earlier window: the path leaves here where
-  // the wait ended (before this window's start) for the sender, so at the
-  // window's start the sender holds it (the earlier window's end holder).
-  void waiting_earlier(SyncPoint& sp, SyncContext& ctx, ByteWriter&) override {
-    if (mask_ == 0) return;
-    const Mask m = mask_;
-    book(ctx, std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_, m);
-    mask_ = 0;
-    if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_[sp.peer] |= m;
-  }
-
-  void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
-    const Mask m = in.get<Mask>();
-    if (m != 0) take_over(ctx, sp.enter, m);
+  void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
+    Sym m = ctx.incoming(slot);
+    if (!m.zero()) take_over(ctx, sp.enter, std::move(m));
   }
 
   void reference_out(SyncPoint&, SyncContext&, ByteWriter&) override {}
 
   void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader&, std::vector<double>& out) override {
     const CommDef* c = ctx.defs().comm(sp.comm);
-    const bool gives = mask_ != 0 && sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
-    put_mask(out, gives ? mask_ : 0);
-    if (gives) hand_over(sp, ctx);
+    const Mask m = known_mask(ctx);
+    const bool gives = m != 0 && sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
+    put_mask(out, gives ? m : 0);
+    if (gives) hand_over(sp);
   }
 
   void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) override {
     const Mask m = get_mask(sum);
-    if (m != 0) take_over(ctx, sp.enter, m);
+    if (m != 0) take_over(ctx, sp.enter, sym_of(m));
   }
 
   // At a Scan the path moves from a waiting holder to its latest
@@ -133,24 +155,43 @@ class CriticalPath final : public Pattern, public SyncHandler {
     votes.resize(base + 2 * static_cast<std::size_t>(n), 0.0);
     int to = -1;
     for (int r = 0; r < n && sp.peer >= 0; ++r) to = c->world_rank_of(r) == sp.peer ? r : to;
-    if (mask_ == 0 || sp.wait <= 0 || to < 0 || sp.peer == ctx.world_rank()) return;
+    const Mask mine = known_mask(ctx);
+    if (mine == 0 || sp.wait <= 0 || to < 0 || sp.peer == ctx.world_rank()) return;
     std::vector<double> m;
-    put_mask(m, mask_);
+    put_mask(m, mine);
     votes[base + 2 * static_cast<std::size_t>(to)] = m[0];
     votes[base + 2 * static_cast<std::size_t>(to) + 1] = m[1];
-    hand_over(sp, ctx);
+    hand_over(sp);
   }
   void scan_result(SyncPoint& sp, SyncContext& ctx, const double*& votes) override {
     const CommDef* c = ctx.defs().comm(sp.comm);
     const int n = c != nullptr ? c->size : 0;
     const double* mine = votes + 2 * static_cast<std::size_t>(c != nullptr ? c->my_rank : 0);
     const Mask m = n > 0 ? get_mask(mine) : 0;
-    if (m != 0) take_over(ctx, sp.enter, m);
+    if (m != 0) take_over(ctx, sp.enter, sym_of(m));
     votes += 2 * static_cast<std::size_t>(n);
   }
 
   Task<> end_walk(SyncContext& ctx) override {
-    if (mask_ != 0) book(ctx, ctx.window_begin(), segment_end_, mask_);
+    if (holding()) add_segment(ctx.window_begin(), segment_end_);
+    // Every value is known now.  The masks of one run are disjoint, so the
+    // sum of a run's first increments is their union: prefix sums (mod
+    // 2^64, exact for differences within a run) give every segment's.
+    std::vector<Mask> sum(incs_.size() + 1, 0);
+    for (std::size_t i = 0; i < incs_.size(); ++i) sum[i + 1] = sum[i] + mask_of(ctx.value(incs_[i], slot));
+    auto mask = [&sum](std::size_t b, std::size_t e) { return sum[e] - sum[b]; };
+    start_mask_ = mask(run_, incs_.size());
+    for (const Segment& g : segments_) {
+      const Mask m = mask(g.begin, g.end);
+      if (m == 0) continue;
+      const TimeMap tm = ctx.time_map(g.t0, g.t1);
+      for (std::size_t i = 0; i < tm.callpaths.size(); ++i) pieces_.push_back({m, tm.callpaths[i], tm.seconds[i]});
+    }
+    segments_.clear();
+    std::map<int, Mask> held_before;
+    for (const auto& [rank, b, e] : held_before_) held_before[rank] |= mask(b, e);
+    incs_.clear();
+    run_ = 0;
     Epoch e;
     // One value per (mask, call path): what a pending epoch keeps.
     std::sort(pieces_.begin(), pieces_.end(), [](const Piece& a, const Piece& b) {
@@ -171,8 +212,8 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (!e.ends_synchronized || !pending_.empty()) {
       std::array<double, kCandidates> start{};
       for (int c = 0; c < kCandidates; ++c) {
-        start[c] = (mask_ >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
-        for (const auto& [rank, m] : held_before_) {
+        start[c] = (start_mask_ >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
+        for (const auto& [rank, m] : held_before) {
           if ((m >> c) & 1) start[c] = rank + 1.0;
         }
       }
@@ -181,7 +222,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
     }
     pending_.push_back(std::move(e));
     resolve(ctx);
-    mask_ = 0;
   }
 
  private:
@@ -199,20 +239,36 @@ class CriticalPath final : public Pattern, public SyncHandler {
   };
 
   // The path leaves this rank where its wait at `sp` ended.
-  void hand_over(const SyncPoint& sp, SyncContext& ctx) {
-    book(ctx, sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), segment_end_, mask_);
-    mask_ = 0;
+  void hand_over(const SyncPoint& sp) {
+    add_segment(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), segment_end_);
+    run_ = incs_.size();
   }
   // Paths arriving at `at` continue on this rank: whatever held it from
   // `at` on keeps its segment, and from `at` back they are one.
-  void take_over(SyncContext& ctx, std::int64_t at, Mask incoming) {
-    if (mask_ != 0) book(ctx, at, segment_end_, mask_);
-    mask_ |= incoming;
+  void take_over(SyncContext&, std::int64_t at, Sym incoming) {
+    if (holding()) add_segment(at, segment_end_);
+    incs_.push_back(std::move(incoming));
     segment_end_ = at;
   }
-  void book(SyncContext& ctx, std::int64_t t0, std::int64_t t1, Mask m) {
-    const TimeMap tm = ctx.time_map(t0, t1);
-    for (std::size_t i = 0; i < tm.callpaths.size(); ++i) pieces_.push_back({m, tm.callpaths[i], tm.seconds[i]});
+  // The segment [t0, t1] the current run's candidates hold, booked once
+  // they are known.
+  void add_segment(std::int64_t t0, std::int64_t t1) {
+    if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size()});
+  }
+  // Whether this rank may hold candidates (increments since the last
+  // hand-over), and which (reduced: what is known so far substituted).
+  bool holding() const { return incs_.size() > run_; }
+  Sym held(SyncContext& ctx) const {
+    Sym s;
+    for (std::size_t i = run_; i < incs_.size(); ++i) s.add(incs_[i]);
+    return ctx.reduce(s, slot);
+  }
+  // At collectives every value is known: the run becomes that one mask.
+  Mask known_mask(SyncContext& ctx) {
+    const Mask m = holding() ? mask_of(ctx.value(held(ctx), slot)) : 0;
+    run_ = incs_.size();
+    if (m != 0) incs_.push_back(sym_of(m));
+    return m;
   }
 
   // Books every epoch whose end holder is known now, newest first: the
@@ -258,10 +314,21 @@ class CriticalPath final : public Pattern, public SyncHandler {
     while (!pending_.empty() && pending_.front().end_holder) pending_.pop_front();
   }
 
-  Mask mask_ = 0;
+  // The candidates this rank holds at the walk's position are the sum of
+  // the increments since its last hand-over (incs_[run_, end)): one per
+  // path that reached it, often still symbolic.  Segments refer to a
+  // prefix of a run, so the walk stays linear however long a run grows.
+  struct Segment {
+    std::int64_t t0, t1;
+    std::size_t begin, end;  // its candidates: the sum of incs_[begin, end)
+  };
+  std::vector<Sym> incs_;
+  std::size_t run_ = 0;
+  Mask start_mask_ = 0;           // the candidates held at the window's start (end_walk)
   std::int64_t segment_end_ = 0;
-  std::vector<Piece> pieces_;     // this walk's segments
-  std::map<int, Mask> held_before_;  // candidates that left for a sender of the earlier window
+  std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
+  std::vector<Piece> pieces_;      // ... booked per call path
+  std::vector<std::tuple<int, std::size_t, std::size_t>> held_before_;  // candidates that left for a sender of the earlier window
   std::deque<Epoch> pending_;     // epochs whose end holder is not known yet, and the one after
 };
 

@@ -37,17 +37,24 @@ class DelayCosts final : public Pattern, public SyncHandler {
  public:
   void subscribe(Dispatch& d) override { d.on_sync(this); }
   bool uses_intervals() const override { return true; }
+  // The long-term costs a wait passes on (by the kind they finally cause)
+  // depend on the waits it caused later: symbolic (sym.hpp).
+  int lanes() const override { return kDelayKinds; }
+
+  void begin_walk(SyncContext& ctx) override {
+    cost_.assign(ctx.points().size(), Sym{});
+    open_.clear();
+  }
 
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
+    // (Also a wait for a send of the window before, LsRecvEarlier: the
+    // sender explains it with its interval kept from that window.)
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
     if (iv.truncated) ctx.note_truncated();  // (counted once per wait, on the waiting side)
     out.put(sp.wait);
-    for (double c : sp.cost) out.put(c);
     put_map(ctx, iv.map, out);
   }
-  // A wait for a send of the window before: the same, explained by the
-  // sender's interval kept from that window.
-  void waiting_earlier(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override { waiting_p2p(sp, ctx, out); }
+  void waiting_value(SyncPoint&, SyncContext& ctx, Sym& out) override { out = ctx.reduce(cost_[ctx.current()], slot); }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
@@ -62,13 +69,11 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
  private:
-  // At a point where this rank caused the peer's wait: the peer's wait,
-  // costs and profile are in `in`; `m` and `w` are this rank's interval,
-  // which starts at point `j`.
+  // At a point where this rank caused the peer's wait: the peer's wait and
+  // profile are in `in`, the costs it passes on are ctx.incoming(); `m` and
+  // `w` are this rank's interval, which starts at point `j`.
   void explain(SyncPoint& sp, SyncContext& ctx, ByteReader& in, const TimeMap& m, double w, std::size_t j) {
     const double remote_wait = in.get<double>();
-    double remote_cost[kDelayKinds];
-    for (double& c : remote_cost) c = in.get<double>();
     const auto remote = get_map(in);
     const std::size_t k = ctx.current();
     std::vector<double> d(m.callpaths.size(), 0.0);
@@ -82,20 +87,36 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const double scale = std::min(remote_wait / denom, 1.0);
     const int kind = static_cast<int>(sp.delay);
     for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kShort[kind], m.callpaths[i], scale * d[i]);
-    double cost_scale[kDelayKinds];
-    for (int x = 0; x < kDelayKinds; ++x) {
-      cost_scale[x] = remote_cost[x] / denom;
-      if (cost_scale[x] <= 0) continue;
-      for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kLong[x], m.callpaths[i], cost_scale[x] * d[i]);
-    }
+    // Long-term: cost_X / denom on each excess, once the costs are known.
+    Open o{ctx.incoming(slot), denom, m.callpaths, std::move(d)};
     auto& pts = ctx.points();
     for (std::size_t e = j + 1; e < k; ++e) {
       SyncPoint& own = pts[e];
       if (own.wait <= 0) continue;
-      for (int x = 0; x < kDelayKinds; ++x) own.cost[x] += (x == kind ? scale : 0.0) * own.wait + cost_scale[x] * own.wait;
+      cost_[e].c[static_cast<std::size_t>(kind)] += scale * own.wait;
+      cost_[e].add(o.costs, own.wait / denom);
       own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
     }
     sp.indirect = scale * w;  // the waiting side's share explained by our waiting
+    if (o.costs.constant()) {
+      charge_long(ctx, o, o.costs.c);
+    } else {
+      open_.push_back(std::move(o));
+    }
+  }
+  // Long-term costs of one explained wait: `costs` (by kind) over the excess profile.
+  struct Open {
+    Sym costs;
+    double denom;
+    std::vector<std::uint32_t> callpaths;
+    std::vector<double> d;
+  };
+  static void charge_long(SyncContext& ctx, const Open& o, const std::array<double, kMaxLanes>& costs) {
+    for (int x = 0; x < kDelayKinds; ++x) {
+      const double cs = costs[static_cast<std::size_t>(x)] / o.denom;
+      if (cs <= 0) continue;
+      for (std::size_t i = 0; i < o.d.size(); ++i) ctx.add(kLong[x], o.callpaths[i], cs * o.d[i]);
+    }
   }
 
  public:
@@ -138,8 +159,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
     double* o = &out[base];
     const double scale = sp.wait / denom;
     for (std::uint32_t i = 0; i < n; ++i) o[i] = scale * d[i];
+    const auto costs = ctx.value(cost_[ctx.current()], slot);  // (known at collectives)
     for (int x = 0; x < kDelayKinds; ++x) {
-      const double cs = sp.cost[x] / denom;
+      const double cs = costs[static_cast<std::size_t>(x)] / denom;
       for (std::uint32_t i = 0; i < n; ++i) o[(1 + x) * n + i] = cs * d[i];
       o[(1 + kDelayKinds) * n + 1 + x] = cs;
     }
@@ -159,13 +181,15 @@ class DelayCosts final : public Pattern, public SyncHandler {
       SyncPoint& own = pts[e];
       if (own.wait <= 0) continue;
       for (int x = 0; x < kDelayKinds; ++x) {
-        own.cost[x] += ((x == kind ? scales : 0.0) + sum[(1 + kDelayKinds) * n + 1 + x]) * own.wait;
+        cost_[e].c[static_cast<std::size_t>(x)] += ((x == kind ? scales : 0.0) + sum[(1 + kDelayKinds) * n + 1 + x]) * own.wait;
       }
     }
     sum += (1 + kDelayKinds) * n + 1 + kDelayKinds;
   }
 
   Task<> end_walk(SyncContext& ctx) override {
+    for (const Open& o : open_) charge_long(ctx, o, ctx.value(o.costs, slot));
+    open_.clear();
     // Send each waiting rank the indirect share of its wait.
     struct Share {
       std::uint32_t seq;
@@ -230,6 +254,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
     return v;
   }
 
+  std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
+  std::vector<Open> open_;  // explained waits whose costs were not known yet
   // The collective being replayed, on its reference rank.
   std::size_t group_start_ = 0;
   TimeMap group_;

@@ -178,8 +178,10 @@ struct RankResult {
 // number of cuts) and returns each rank's analyzer.  The virtual ranks run
 // as coroutines in one thread; `world` picks the order in which their steps
 // complete (LocalWorld::Options: seed, scramble).
+// `ticks`, if given, receives the resumptions the run took (LocalWorld::ticks).
 inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std::string> selection = {"all"},
-                                      analysis::LocalWorld::Options world_options = {}) {
+                                      analysis::LocalWorld::Options world_options = {},
+                                      std::uint64_t* ticks = nullptr) {
   const int n = static_cast<int>(ranks.size());
   std::vector<RankResult> out(static_cast<std::size_t>(n));
   analysis::LocalWorld world(n, world_options);
@@ -209,6 +211,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
     }
     out[static_cast<std::size_t>(r)].analyzer = std::move(a);
   });
+  if (ticks != nullptr) *ticks = world.ticks();
   return out;
 }
 

@@ -1,0 +1,240 @@
+// The backward replay's point-to-point records (replay_mail.hpp).
+#include "replay_mail.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "records.hpp"
+#include "sync_replay.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+enum : std::uint8_t { kFixed = 1, kValue = 2 };
+
+bool is_cause(SyncKind k) { return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier; }
+bool is_waiting(const SyncPoint& sp) {
+  return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
+         sp.wait > 0;
+}
+// The kind of the waiting side's point that matches a cause point.
+SyncKind waiting_kind(SyncKind cause) {
+  return cause == SyncKind::LsSend   ? SyncKind::LsRecv
+         : cause == SyncKind::LrRecv ? SyncKind::LrSend
+                                     : SyncKind::LsRecvEarlier;
+}
+
+template <class T>
+void put(std::vector<std::byte>& b, const T& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  b.insert(b.end(), p, p + sizeof(T));
+}
+
+}  // namespace
+
+ReplayMail::Key ReplayMail::key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch) {
+  return {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | (static_cast<std::uint64_t>(type) << 8) |
+              static_cast<std::uint64_t>(kind),
+          (static_cast<std::uint64_t>(seq) << 32) | epoch};
+}
+
+ReplayMail::Key ReplayMail::waiting_key(std::size_t k, int type) const {
+  const SyncPoint& sp = (*points_)[k];
+  const SyncKind kind = is_cause(sp.kind) ? waiting_kind(sp.kind) : sp.kind;
+  return key(sp.peer, type, static_cast<int>(kind), sp.seq, sp.epoch);
+}
+
+void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t) {
+  points_ = &points;
+  syms_ = &syms;
+  t_ = &t;
+  lanes_ = std::move(lanes);
+  walked_from_ = points.size();
+  unknown_ = 0;
+  bound_since_retry_ = false;
+  waiting_nodes_.clear();
+  cause_nodes_.clear();
+  arrived_.clear();
+  held_.clear();
+  out_.clear();
+  posted_.clear();
+  received_.clear();
+  for (std::size_t k = 1; k < points.size(); ++k) {
+    if (is_waiting(points[k])) waiting_nodes_[waiting_key(k, 0)] = k;
+    if (is_cause(points[k].kind)) cause_nodes_[waiting_key(k, 0)] = k;
+  }
+}
+
+void ReplayMail::queue(int peer, const Key& k, const std::vector<std::byte>& payload) {
+  auto& b = out_[peer];
+  put(b, static_cast<std::uint8_t>((k.a >> 8) & 0xff));
+  put(b, static_cast<std::uint8_t>(k.a & 0xff));
+  put(b, static_cast<std::uint32_t>(k.b >> 32));
+  put(b, static_cast<std::uint32_t>(k.b & 0xffffffffu));
+  put(b, static_cast<std::uint32_t>(payload.size()));
+  b.insert(b.end(), payload.begin(), payload.end());
+}
+
+void ReplayMail::flush() {
+  for (auto& [peer, b] : out_) {
+    if (b.empty()) continue;
+    t_->post(peer, std::move(b));
+    b = {};
+    ++posted_[peer];
+  }
+}
+
+void ReplayMail::send_fixed(std::size_t k, std::vector<std::byte> payload) {
+  queue((*points_)[k].peer, waiting_key(k, kFixed), payload);
+}
+
+void ReplayMail::ingest(Parcel p) {
+  ++received_[p.peer];
+  std::size_t off = 0;
+  const auto& d = p.data;
+  constexpr std::size_t kHead = 2 + 4 + 4 + 4;
+  while (off + kHead <= d.size()) {
+    const auto type = static_cast<std::uint8_t>(d[off]);
+    const auto kind = static_cast<std::uint8_t>(d[off + 1]);
+    std::uint32_t seq, epoch, len;
+    std::memcpy(&seq, &d[off + 2], 4);
+    std::memcpy(&epoch, &d[off + 6], 4);
+    std::memcpy(&len, &d[off + 10], 4);
+    off += kHead;
+    if (off + len > d.size()) break;
+    std::vector<std::byte> payload(d.begin() + static_cast<std::ptrdiff_t>(off),
+                                   d.begin() + static_cast<std::ptrdiff_t>(off + len));
+    off += len;
+    if (type == kValue) {
+      auto n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch));
+      if (n == cause_nodes_.end()) continue;  // no such point here (its send's interval was not kept)
+      if (n->second >= walked_from_ && !syms_->known(n->second)) {
+        bind(n->second, payload);
+        --unknown_;
+        continue;
+      }
+    }
+    arrived_[key(p.peer, type, kind, seq, epoch)] = std::move(payload);
+  }
+}
+
+void ReplayMail::bind(std::size_t node, const std::vector<std::byte>& payload) {
+  ByteReader r(payload.data(), payload.size());
+  const int peer = (*points_)[node].peer;
+  for (std::size_t s = 0; s < lanes_.size(); ++s) {
+    Sym& f = syms_->form(node, s);
+    f = Sym{};
+    for (int i = 0; i < lanes_[s]; ++i) f.c[static_cast<std::size_t>(i)] = r.get<double>();
+    const auto n = r.get<std::uint32_t>();
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+      const auto kind = r.get<std::uint8_t>();
+      const auto seq = r.get<std::uint32_t>();
+      const auto epoch = r.get<std::uint32_t>();
+      const auto coef = r.get<double>();
+      // A value the sender left open: the one we send it for that wait.
+      auto w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch));
+      if (w != waiting_nodes_.end()) f.terms.push_back({static_cast<std::uint32_t>(w->second), coef});
+    }
+  }
+  syms_->set_known(node);
+  bound_since_retry_ = true;
+}
+
+bool ReplayMail::try_send(std::size_t k) {
+  const int peer = (*points_)[k].peer;
+  scratch_.resize(lanes_.size());
+  for (std::size_t s = 0; s < lanes_.size(); ++s) {
+    scratch_[s] = syms_->reduce(Sym::of_node(static_cast<std::uint32_t>(k)), s);
+    for (const Term& t : scratch_[s].terms) {
+      // Only what the receiver will send us can be left open for it.
+      if ((*points_)[t.node].peer != peer || !is_cause((*points_)[t.node].kind)) return false;
+    }
+  }
+  std::vector<std::byte> b;
+  for (std::size_t s = 0; s < lanes_.size(); ++s) {
+    for (int i = 0; i < lanes_[s]; ++i) put(b, scratch_[s].c[static_cast<std::size_t>(i)]);
+    put(b, static_cast<std::uint32_t>(scratch_[s].terms.size()));
+    for (const Term& t : scratch_[s].terms) {
+      const SyncPoint& c = (*points_)[t.node];
+      put(b, static_cast<std::uint8_t>(waiting_kind(c.kind)));
+      put(b, c.seq);
+      put(b, c.epoch);
+      put(b, t.coef);
+    }
+  }
+  queue(peer, waiting_key(k, kValue), b);
+  return true;
+}
+
+void ReplayMail::send_value(std::size_t k) {
+  if (!try_send(k)) held_.push_back(k);
+}
+
+void ReplayMail::retry(bool force) {
+  if (held_.empty() || (!force && !bound_since_retry_)) return;
+  bound_since_retry_ = false;
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < held_.size(); ++i) {
+    if (!try_send(held_[i])) held_[w++] = held_[i];
+  }
+  held_.resize(w);
+}
+
+Task<std::vector<std::byte>> ReplayMail::fixed_for(std::size_t k) {
+  const Key fk = waiting_key(k, kFixed);
+  auto it = arrived_.find(fk);
+  while (it == arrived_.end()) {
+    retry(false);
+    flush();
+    ingest(co_await t_->take_any());
+    Parcel p;
+    while (t_->poll(p)) ingest(std::move(p));
+    it = arrived_.find(fk);
+  }
+  std::vector<std::byte> fixed = std::move(it->second);
+  arrived_.erase(it);
+  auto v = arrived_.find(waiting_key(k, kValue));
+  if (v != arrived_.end()) {
+    bind(k, v->second);
+    arrived_.erase(v);
+  } else {
+    ++unknown_;
+  }
+  co_return fixed;
+}
+
+Task<> ReplayMail::pump() {
+  retry(false);
+  const bool sends = std::any_of(out_.begin(), out_.end(), [](const auto& o) { return !o.second.empty(); });
+  flush();
+  if (!sends && unknown_ == 0 && held_.empty()) co_return;  // (a trip to the MPI thread for nothing)
+  co_await t_->pump();
+  Parcel p;
+  while (t_->poll(p)) ingest(std::move(p));
+  retry(false);
+  flush();
+}
+
+Task<> ReplayMail::settle() {
+  for (;;) {
+    retry(unknown_ == 0);
+    flush();
+    if (unknown_ == 0) co_return;
+    ingest(co_await t_->take_any());
+    Parcel p;
+    while (t_->poll(p)) ingest(std::move(p));
+  }
+}
+
+Task<> ReplayMail::finish() {
+  co_await settle();
+  std::map<int, std::vector<std::uint64_t>> counts;
+  for (const auto& [peer, n] : posted_) counts[peer].push_back(n);
+  for (const auto& [peer, n] : co_await exchange_records(*t_, counts)) {
+    while (received_[peer] < n.front()) ingest(co_await t_->take_any());
+  }
+  co_await t_->flush();
+  arrived_.clear();
+}
+
+}  // namespace onlinews::analysis

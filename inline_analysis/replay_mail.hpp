@@ -1,0 +1,87 @@
+// The point-to-point messages of the backward replay (sync_replay.cpp).
+//
+// Each wait a rank suffered gives two records for the rank that caused it:
+// its *fixed part* (what the rank's own window decides: the wait, the
+// interval profile), sent for every waiting point before the walk starts,
+// and its *value* (what depends on the rank's later points: long-term
+// costs, critical-path candidates; sym.hpp), sent during the walk as soon
+// as it can be expressed for the receiver -- known, or in terms of values
+// the receiver itself will send.  Neither walk ever waits for the other
+// rank's walk to reach a point: a rank waits only for fixed parts (sent
+// up front) and, at collectives and at the end, for the values its walk
+// left open.  Between a master and its workers, whose values refer to each
+// other's, the whole exchange then takes a constant number of rounds
+// instead of one round trip per task.
+//
+// Records travel batched per peer (one parcel per peer and flush); every
+// rank counts the parcels it posted and the peers take all of them before
+// the replay ends.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "sym.hpp"
+#include "transport.hpp"
+
+namespace onlinews::analysis {
+
+struct SyncPoint;
+
+class ReplayMail {
+ public:
+  // A new walk over `points` (kinds, peers and keys as collected); `lanes`
+  // per handler slot.
+  void begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t);
+  // Waiting point `k`: its fixed part, sent with the next flush.
+  void send_fixed(std::size_t k, std::vector<std::byte> payload);
+  // The walk has reached point `k` (everything from `k` up is walked).
+  void walked(std::size_t k) { walked_from_ = k; }
+  // Waiting point `k` is walked (its value forms are set): send the value
+  // as soon as it can be expressed for the receiver.
+  void send_value(std::size_t k);
+  // Cause point `k` (walked): the waiting side's fixed part, waiting for it
+  // if needed; its value is bound if it arrived.
+  Task<std::vector<std::byte>> fixed_for(std::size_t k);
+  // Sends what is queued and takes what has arrived (never waits).
+  Task<> pump();
+  // Waits until every walked cause point's value is known, and sends every
+  // value still held back.
+  Task<> settle();
+  // The end of the walk: every parcel posted to this rank is taken.
+  Task<> finish();
+
+ private:
+  struct Key {
+    std::uint64_t a, b;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const { return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ull ^ k.b); }
+  };
+  static Key key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch);
+  Key waiting_key(std::size_t k, int type) const;  // of a waiting point / of a cause point's waiting side
+  void queue(int peer, const Key& k, const std::vector<std::byte>& payload);
+  void flush();
+  void ingest(Parcel p);
+  void bind(std::size_t node, const std::vector<std::byte>& payload);
+  bool try_send(std::size_t k);
+  void retry(bool force);
+
+  std::vector<SyncPoint>* points_ = nullptr;
+  SymTable* syms_ = nullptr;
+  Transport* t_ = nullptr;
+  std::vector<int> lanes_;
+  std::size_t walked_from_ = 0;
+  std::uint64_t unknown_ = 0;  // walked cause points whose value did not arrive yet
+  bool bound_since_retry_ = false;
+  std::unordered_map<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
+  std::unordered_map<Key, std::vector<std::byte>, KeyHash> arrived_;  // records for points not walked yet
+  std::vector<std::size_t> held_;                                   // waiting points whose value waits
+  std::map<int, std::vector<std::byte>> out_;                       // records per peer, not posted yet
+  std::map<int, std::uint64_t> posted_, received_;                  // parcels per peer
+  std::vector<Sym> scratch_;
+};
+
+}  // namespace onlinews::analysis

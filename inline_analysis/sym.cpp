@@ -1,0 +1,93 @@
+// Substitution of known values into symbolic ones (sym.hpp).
+#include "sym.hpp"
+
+#include <algorithm>
+
+namespace onlinews::analysis {
+
+void SymTable::reset(std::size_t nodes, std::size_t slots) {
+  slots_ = slots;
+  forms_.assign(nodes * slots, Sym{});
+  known_.assign(nodes, 0);
+  clean_.assign(nodes * slots, 0);
+  ++generation_;
+}
+
+void SymTable::set_known(std::size_t n) {
+  if (n >= known_.size()) return;
+  for (std::size_t s = 0; s < slots_; ++s) {
+    auto& t = form(n, s).terms;
+    t.erase(std::remove_if(t.begin(), t.end(), [n](const Term& x) { return x.node <= n || x.node >= 0xffffffffu; }),
+            t.end());
+  }
+  known_[n] = 1;
+  ++generation_;  // normalized forms may refer to `n`: substitute again
+}
+
+void SymTable::merge(Sym& s) {
+  auto& t = s.terms;
+  if (t.size() > 8) {
+    std::sort(t.begin(), t.end(), [](const Term& a, const Term& b) { return a.node < b.node; });
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < t.size(); ++r) {
+      if (w > 0 && t[w - 1].node == t[r].node) {
+        t[w - 1].coef += t[r].coef;
+      } else {
+        t[w++] = t[r];
+      }
+    }
+    t.resize(w);
+  }
+  t.erase(std::remove_if(t.begin(), t.end(), [](const Term& x) { return x.coef == 0.0; }), t.end());
+}
+
+void SymTable::normalize(std::size_t n, std::size_t slot) {
+  auto clean = [&](std::size_t x) {
+    return form(x, slot).terms.empty() || clean_[x * slots_ + slot] == generation_;
+  };
+  if (clean(n)) return;
+  // Post-order over the known nodes the form refers to, without recursion
+  // (a farm's chain of references can be as long as the window).  Every
+  // reference points to a higher node, so this ends.
+  stack_.clear();
+  stack_.push_back({n, 0});
+  while (!stack_.empty()) {
+    const std::size_t x = stack_.back().node;
+    Sym& f = form(x, slot);
+    if (stack_.back().next < f.terms.size()) {
+      const std::size_t m = f.terms[stack_.back().next++].node;
+      if (known(m) && !clean(m)) stack_.push_back({m, 0});
+      continue;
+    }
+    Sym out;
+    out.c = f.c;
+    for (const Term& t : f.terms) {
+      if (known(t.node)) {
+        out.add(form(t.node, slot), t.coef);
+      } else {
+        out.terms.push_back(t);
+      }
+    }
+    merge(out);
+    f = std::move(out);
+    clean_[x * slots_ + slot] = generation_;
+    stack_.pop_back();
+  }
+}
+
+Sym SymTable::reduce(const Sym& s, std::size_t slot) {
+  Sym out;
+  out.c = s.c;
+  for (const Term& t : s.terms) {
+    if (known(t.node)) {
+      normalize(t.node, slot);
+      out.add(form(t.node, slot), t.coef);
+    } else {
+      out.terms.push_back(t);
+    }
+  }
+  merge(out);
+  return out;
+}
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,94 @@
+// Values of the backward replay that depend on messages not yet arrived.
+//
+// What a waiting rank tells the rank that caused its wait partly depends on
+// what it learned at its own later points (the long-term delay costs it
+// passes on, the critical-path candidates it holds).  Waiting for those
+// messages point by point makes the replay a chain of round trips as long
+// as the window's chain of waits (a master-worker farm: every task), each
+// as slow as the other rank's next MPI call.  Instead every rank walks its
+// window without waiting and keeps such values symbolic: a Sym is a
+// constant plus a linear combination of the values still to come at its
+// *cause nodes* (the points where it caused someone else's wait, whose
+// value the waiting side sends).  Both analyses that need them are linear:
+// delay costs add scaled costs, and critical-path candidate masks are
+// disjoint bit sets, whose sum is their union.
+//
+// Nodes are the synchronization points of the window (by index).  A
+// waiting node's value is the Sym its handlers computed; a cause node's is
+// unknown until its message arrives, and that message may itself refer to
+// the values of *our* waiting nodes (the sender expresses what it does not
+// know yet in terms of what we will send it: sync_replay.cpp).  Every
+// reference points to a later node (a higher index: a value depends only
+// on what happened after it), so substitution always terminates.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace onlinews::analysis {
+
+constexpr int kMaxLanes = 6;
+
+struct Term {
+  std::uint32_t node;
+  double coef;
+};
+
+struct Sym {
+  std::array<double, kMaxLanes> c{};
+  std::vector<Term> terms;
+  bool constant() const { return terms.empty(); }
+  bool zero() const {
+    if (!terms.empty()) return false;
+    for (double v : c) {
+      if (v != 0.0) return false;
+    }
+    return true;
+  }
+  void add(const Sym& o, double scale = 1.0) {
+    for (int i = 0; i < kMaxLanes; ++i) c[static_cast<std::size_t>(i)] += scale * o.c[static_cast<std::size_t>(i)];
+    for (const Term& t : o.terms) terms.push_back({t.node, scale * t.coef});
+  }
+  void add_node(std::uint32_t node, double coef) { terms.push_back({node, coef}); }
+  static Sym of_node(std::uint32_t node) {
+    Sym s;
+    s.terms.push_back({node, 1.0});
+    return s;
+  }
+};
+
+// The values of one window's nodes, per handler (slot).
+class SymTable {
+ public:
+  void reset(std::size_t nodes, std::size_t slots);
+  std::size_t slots() const { return slots_; }
+  // A node's value is known: a walked waiting node, or a cause node whose
+  // message arrived.  `form(n, s)` is then its value for handler slot `s`.
+  bool known(std::size_t n) const { return n < known_.size() && known_[n]; }
+  Sym& form(std::size_t n, std::size_t s) { return forms_[n * slots_ + s]; }
+  // Marks `n` known (its forms set); references to nodes that are not
+  // later than `n` are dropped (they can only come from inconsistent
+  // clocks, and would make a cycle).
+  void set_known(std::size_t n);
+  // `s` with every known node substituted, recursively: a constant plus
+  // terms over nodes still unknown.
+  Sym reduce(const Sym& s, std::size_t slot);
+
+ private:
+  // Substitutes known nodes in node `n`'s own form (memoized until the
+  // next node becomes known).
+  void normalize(std::size_t n, std::size_t slot);
+  static void merge(Sym& s);
+  struct Frame {
+    std::size_t node, next;
+  };
+  std::vector<Frame> stack_;
+
+  std::size_t slots_ = 0;
+  std::vector<Sym> forms_;
+  std::vector<std::uint8_t> known_;
+  std::vector<std::uint64_t> clean_;  // per (node, slot): generation its form was normalized at
+  std::uint64_t generation_ = 1;
+};
+
+}  // namespace onlinews::analysis
