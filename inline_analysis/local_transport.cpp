@@ -206,7 +206,10 @@ class LocalTransport final : public Transport {
                                     std::function<void(LocalWorld::Meeting&)> combine) {
     const LocalWorld::Key key{op, gid, seq_[{op, gid}]++};
     LocalWorld::Meeting* m = &w_.deposit(key, members, my_index, std::move(contribution), combine);
-    while (!m->ready) co_await sched_.next_tick();
+    while (!m->ready) {
+      idle();
+      co_await sched_.next_tick();
+    }
     for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
     co_return w_.collect(key, my_index);
   }

@@ -59,6 +59,13 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   out_.clear();
   posted_.clear();
   received_.clear();
+  // Inside the replay's collective steps, values keep flowing.
+  t.set_idle([this] {
+    Parcel p;
+    while (t_->poll(p)) ingest(std::move(p));
+    retry(false);
+    flush();
+  });
   for (std::size_t k = 1; k < points.size(); ++k) {
     if (is_waiting(points[k])) waiting_nodes_[waiting_key(k, 0)] = k;
     if (is_cause(points[k].kind)) cause_nodes_[waiting_key(k, 0)] = k;
@@ -233,6 +240,7 @@ Task<> ReplayMail::finish() {
   for (const auto& [peer, n] : co_await exchange_records(*t_, counts)) {
     while (received_[peer] < n.front()) ingest(co_await t_->take_any());
   }
+  t_->set_idle(nullptr);
   co_await t_->flush();
   arrived_.clear();
 }

@@ -166,6 +166,56 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   points_.insert(points_.begin() + 1, earlier.begin(), earlier.end());
 }
 
+// One collective point's exchange: the cause broadcasts, the members'
+// contributions come back summed (a scan: votes summed and broadcast).
+Task<> SyncReplay::collective_step(SyncPoint& sp, const std::vector<SyncHandler*>& handlers, SyncContext& ctx,
+                                   Transport& t) {
+  const CommDef* c = ctx.defs().comm(sp.comm);
+  if (sp.scan) {
+    std::vector<double> votes;
+    for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
+    if (votes.empty()) co_return;  // same handlers everywhere: nobody votes
+    co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
+    std::vector<std::byte> data(votes.size() * sizeof(double));
+    std::memcpy(data.data(), votes.data(), data.size());
+    co_await t.bcast(*c, 0, data);
+    std::memcpy(votes.data(), data.data(), data.size());
+    const double* p = votes.data();
+    for (auto* h : handlers) h->scan_result(sp, ctx, p);
+    co_return;
+  }
+  ByteWriter w;
+  if (c->my_rank == sp.reference) {
+    for (auto* h : handlers) h->reference_out(sp, ctx, w);
+  }
+  std::vector<std::byte> data = std::move(w.bytes);
+  co_await t.bcast(*c, sp.reference, data);
+  ByteReader r(data.data(), data.size());
+  std::vector<double> contrib;
+  for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
+  co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
+  if (c->my_rank == sp.reference) {
+    const double* p = contrib.data();
+    for (auto* h : handlers) h->reference_in(sp, ctx, p);
+  }
+}
+
+// The collective steps this rank put off (it did not wait there: its
+// contribution is nothing), in walk order, before any other collective
+// operation: every member issues them in the same order.
+Task<> SyncReplay::catch_up(std::vector<std::size_t>& deferred, const std::vector<SyncHandler*>& handlers,
+                            SyncContext& ctx, Transport& t) {
+  if (deferred.empty()) co_return;
+  co_await mail_.pump();  // (what the others wait for goes out first)
+  const std::size_t here = ctx.current();
+  for (const std::size_t d : deferred) {
+    ctx.set_current(d);
+    co_await collective_step(points_[d], handlers, ctx, t);
+  }
+  deferred.clear();
+  ctx.set_current(here);
+}
+
 Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
   in_ = &in;
   transport_ = &t;
@@ -200,6 +250,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   }
   co_await mail_.pump();
   for (auto* h : handlers) h->begin_walk(ctx);
+  std::vector<std::size_t> deferred;  // collective steps this rank takes part in later
   for (std::size_t k = points_.size(); k-- > 1;) {
     if ((k & 255) == 0) {
       co_await mail_.pump();
@@ -221,42 +272,35 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
           h->cause_p2p(sp, ctx, r);
         }
       }
-    } else if (sp.kind == SyncKind::Collective && (sp.scan || sp.delayed)) {
-      // Collective steps use known values: wait for what is still open.
+    } else if (sp.kind == SyncKind::Collective && sp.scan) {
+      // Every member of a scan may hand the path on or take it: all wait
+      // for their open values.
+      co_await catch_up(deferred, handlers, ctx, t);
       co_await mail_.settle();
-      if (sp.scan) {
-        std::vector<double> votes;
-        for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
-        if (!votes.empty()) {  // same handlers everywhere: nobody votes
-          const CommDef* c = rc.defs().comm(sp.comm);
-          co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
-          std::vector<std::byte> data(votes.size() * sizeof(double));
-          std::memcpy(data.data(), votes.data(), data.size());
-          co_await t.bcast(*c, 0, data);
-          std::memcpy(votes.data(), data.data(), data.size());
-          const double* p = votes.data();
-          for (auto* h : handlers) h->scan_result(sp, ctx, p);
-        }
+      co_await collective_step(sp, handlers, ctx, t);
+    } else if (sp.kind == SyncKind::Collective && sp.delayed) {
+      const CommDef* c = rc.defs().comm(sp.comm);
+      if (sp.wait <= 0 && c->my_rank != sp.reference) {
+        // This member did not wait here: it contributes nothing that
+        // depends on its state, and takes its part later (before its next
+        // collective step).  Waiting for that step here could wait in a
+        // cycle: the member may have received, before it entered this
+        // collective, a message that a waiting member sent after leaving it
+        // (a broadcast does not synchronize), and that member waits below
+        // for the value this rank sends only once its walk reaches there.
+        deferred.push_back(k);
       } else {
-        const CommDef* c = rc.defs().comm(sp.comm);
-        ByteWriter w;
-        if (c->my_rank == sp.reference) {
-          for (auto* h : handlers) h->reference_out(sp, ctx, w);
-        }
-        std::vector<std::byte> data = std::move(w.bytes);
-        co_await t.bcast(*c, sp.reference, data);
-        ByteReader r(data.data(), data.size());
-        std::vector<double> contrib;
-        for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
-        co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
-        if (c->my_rank == sp.reference) {
-          const double* p = contrib.data();
-          for (auto* h : handlers) h->reference_in(sp, ctx, p);
-        }
+        co_await catch_up(deferred, handlers, ctx, t);
+        // A member that waited hands on what it holds: its open values
+        // first.  (The reference only takes, but it settles too: its own
+        // values then go out before it waits in the step.)
+        co_await mail_.settle();
+        co_await collective_step(sp, handlers, ctx, t);
       }
     }
     mail_.walked(k);
   }
+  co_await catch_up(deferred, handlers, ctx, t);
   // Every value known, every parcel taken.
   co_await mail_.finish();
   ctx.set_current(0);

@@ -240,6 +240,9 @@ class SyncReplay {
  private:
   friend class SyncContext;
   Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
+  Task<> collective_step(SyncPoint& sp, const std::vector<SyncHandler*>& handlers, SyncContext& ctx, Transport& t);
+  Task<> catch_up(std::vector<std::size_t>& deferred, const std::vector<SyncHandler*>& handlers, SyncContext& ctx,
+                  Transport& t);
   std::vector<SyncPoint> points_;
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "definitions.hpp"
@@ -90,6 +91,20 @@ class Transport {
   virtual Task<> bcast(const CommDef& comm, int root, std::vector<std::byte>& data) = 0;
   // Element-wise sum of `n` doubles over the members of `comm`, at `root`.
   virtual Task<> reduce_sum(const CommDef& comm, int root, double* inout, std::size_t n) = 0;
+
+  // Called at every tick while a collective operation or exchange waits for
+  // other ranks (empty: nothing): the backward replay keeps answering its
+  // point-to-point messages there (replay_mail.cpp), so a rank inside a
+  // collective step never holds back what another rank needs to join it.
+  void set_idle(std::function<void()> f) { idle_ = std::move(f); }
+
+ protected:
+  void idle() {
+    if (idle_) idle_();
+  }
+
+ private:
+  std::function<void()> idle_;
 };
 
 }  // namespace onlinews::analysis

@@ -51,6 +51,8 @@ MpiTransport::~MpiTransport() {
 analysis::Task<> MpiTransport::wait(MPI_Request& req) {
   for (;;) {
     send_posted();
+    receive_replay();
+    idle();
     int done = 0;
     PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) co_return;
@@ -61,6 +63,8 @@ analysis::Task<> MpiTransport::wait(MPI_Request& req) {
 analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
   for (;;) {
     send_posted();
+    receive_replay();
+    idle();
     int done = 0;
     PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
     if (done) co_return;
@@ -117,6 +121,9 @@ analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
       if (done) break;
     }
+    receive_replay();
+    idle();
+    send_posted();
     co_await sched_.next_tick();
   }
   std::stable_sort(in.begin(), in.end(),
@@ -251,12 +258,14 @@ bool MpiTransport::poll(analysis::Parcel& out) {
 
 analysis::Task<analysis::Parcel> MpiTransport::take_any() {
   analysis::Parcel p;
-  if (!poll(p)) {
+  // (Queued posts go out first: the caller may have nothing else that
+  // would send them before it waits again.)
+  if (!outbox_.empty() || !poll(p)) {
     const Where home = co_await sched_.to_driver();
     for (;;) {
       send_posted();
       receive_replay();
-      if (poll(p)) break;
+      if (!p.data.empty() || poll(p)) break;
       co_await sched_.next_tick();
     }
     co_await sched_.back_to(home);

@@ -135,8 +135,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader&, std::vector<double>& out) override {
     const CommDef* c = ctx.defs().comm(sp.comm);
-    const Mask m = known_mask(ctx);
-    const bool gives = m != 0 && sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
+    // (Only a member that waited here gives, and its values are known: the
+    // others may take their part later in the walk, sync_replay.cpp.)
+    const bool waited = sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
+    const Mask m = waited ? known_mask(ctx) : 0;
+    const bool gives = m != 0;
     put_mask(out, gives ? m : 0);
     if (gives) hand_over(sp);
   }

@@ -232,3 +232,46 @@ TEST_CASE("the backward replay of a master-worker farm takes a constant number o
     CHECK(differ == 0);
   }
 }
+
+TEST_CASE("a message received before a broadcast and sent after it does not stall the replay", "[async]") {
+  // Rank 1 waits in a broadcast for the root (rank 0: enters at 1.0 after
+  // 1 s of work), then sends to rank 2, which had waited 0.53 s for it in
+  // MPI_Recv before entering the same broadcast (a broadcast does not
+  // synchronize: rank 2 enters after rank 1 left).  Backwards, rank 1 needs
+  // rank 2's value for its send before it can take part in the broadcast's
+  // step, and rank 2 reaches its receive only after the broadcast: a walk
+  // that takes every collective step in turn waits in a cycle (it did, and
+  // LocalWorld reports it).  Rank 2 did not wait in the broadcast, so it
+  // takes its part later.
+  auto r = make_ranks(3);
+  r[0].region(0.0, 1.0, kWork);
+  r[0].coll(1.0, 1.01, rt::kRegion_MPI_Bcast, 0, 8, 8);
+  r[1].coll(0.1, 1.02, rt::kRegion_MPI_Bcast, 0, 0, 8);
+  r[1].send(1.03, 1.04, 2, 5);
+  r[2].recv(0.5, 1.05, 1, 5);
+  r[2].coll(1.06, 1.07, rt::kRegion_MPI_Bcast, 0, 0, 8);
+  for (auto& v : r) v.coll(1.5, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(2.0);
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    auto res = replay(r, {"all"}, {seed, seed > 1});
+    CHECK(res[2].get(Metric::mpi_latesender) == Approx(0.53));
+    CHECK(res[1].get(Metric::mpi_latebroadcast) == Approx(0.9));
+    // Delay costs: the broadcast's wait lies in the root's work (its
+    // interval since the start is 1 s of work, rank 1's 0.1 s of nothing
+    // else: 0.9 / 1.0 of it); rank 2's wait in rank 1's interval since the
+    // broadcast (the broadcast's rest, 1.0-1.02 s, and 0.01 s in main),
+    // compared with rank 2's since the window start (0.5 s in main): only
+    // the 0.02 s in MPI_Bcast exceed it.  The path spans the window up to
+    // the closing barrier's end.
+    double delay = 0, path = 0;
+    for (auto& x : res) {
+      delay += x.get(Metric::delay);
+      path += x.get(Metric::critical_path);
+    }
+    CHECK(res[0].get(Metric::delay, kWork) == Approx(0.9));
+    CHECK(res[1].get(Metric::delay_latesender, rt::kRegion_MPI_Bcast) == Approx(0.02));
+    CHECK(delay == Approx(0.92));
+    CHECK(path == Approx(1.6));
+  }
+}
