@@ -39,7 +39,7 @@ enum class SyncKind : std::uint8_t {
   LrRecv,      // this rank posted the receive late (peer = sender)
   LsRecvEarlier,  // as LsRecv, for a send recorded in the window before (a message
                   // across a requested cut)
-  LsSendEarlier,  // its send, on the sender (first in the walk: the send lies before the window)
+  LsSendEarlier,  // its send, on the sender (at the front of the points, walked last: the send lies before the window)
   Collective,  // a collective instance (comm)
 };
 
