@@ -153,15 +153,6 @@ class LocalTransport final : public Transport {
     w_.mail_[{rank_, peer, parity_}].push_back(std::move(data));
     ++w_.changes_;
   }
-  Task<std::vector<std::byte>> take(int peer) override {
-    auto& q = w_.mail_[{peer, rank_, parity_}];
-    while (q.empty()) co_await sched_.next_tick();
-    for (int d = w_.delay(); d > 0; --d) co_await sched_.next_tick();
-    std::vector<std::byte> m = std::move(q.front());
-    q.pop_front();
-    ++w_.changes_;
-    co_return m;
-  }
   Task<Parcel> take_any() override {
     Parcel p;
     while (!poll_now(p)) co_await sched_.next_tick();

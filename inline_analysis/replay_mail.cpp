@@ -2,7 +2,6 @@
 #include "replay_mail.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "records.hpp"
 #include "sync_replay.hpp"
@@ -11,24 +10,6 @@ namespace onlinews::analysis {
 namespace {
 
 enum : std::uint8_t { kFixed = 1, kValue = 2 };
-
-bool is_cause(SyncKind k) { return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier; }
-bool is_waiting(const SyncPoint& sp) {
-  return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
-         sp.wait > 0;
-}
-// The kind of the waiting side's point that matches a cause point.
-SyncKind waiting_kind(SyncKind cause) {
-  return cause == SyncKind::LsSend   ? SyncKind::LsRecv
-         : cause == SyncKind::LrRecv ? SyncKind::LrSend
-                                     : SyncKind::LsRecvEarlier;
-}
-
-template <class T>
-void put(std::vector<std::byte>& b, const T& v) {
-  const auto* p = reinterpret_cast<const std::byte*>(&v);
-  b.insert(b.end(), p, p + sizeof(T));
-}
 
 }  // namespace
 
@@ -40,7 +21,7 @@ ReplayMail::Key ReplayMail::key(int peer, int type, int kind, std::uint32_t seq,
 
 ReplayMail::Key ReplayMail::waiting_key(std::size_t k, int type) const {
   const SyncPoint& sp = (*points_)[k];
-  const SyncKind kind = is_cause(sp.kind) ? waiting_kind(sp.kind) : sp.kind;
+  const SyncKind kind = causes_p2p(sp.kind) ? waiting_kind(sp.kind) : sp.kind;
   return key(sp.peer, type, static_cast<int>(kind), sp.seq, sp.epoch);
 }
 
@@ -67,26 +48,26 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
     flush();
   });
   for (std::size_t k = 1; k < points.size(); ++k) {
-    if (is_waiting(points[k])) waiting_nodes_[waiting_key(k, 0)] = k;
-    if (is_cause(points[k].kind)) cause_nodes_[waiting_key(k, 0)] = k;
+    if (waits_p2p(points[k])) waiting_nodes_[waiting_key(k, 0)] = k;
+    if (causes_p2p(points[k].kind)) cause_nodes_[waiting_key(k, 0)] = k;
   }
 }
 
 void ReplayMail::queue(int peer, const Key& k, const std::vector<std::byte>& payload) {
-  auto& b = out_[peer];
-  put(b, static_cast<std::uint8_t>((k.a >> 8) & 0xff));
-  put(b, static_cast<std::uint8_t>(k.a & 0xff));
-  put(b, static_cast<std::uint32_t>(k.b >> 32));
-  put(b, static_cast<std::uint32_t>(k.b & 0xffffffffu));
-  put(b, static_cast<std::uint32_t>(payload.size()));
-  b.insert(b.end(), payload.begin(), payload.end());
+  ByteWriter& b = out_[peer];
+  b.put(static_cast<std::uint8_t>((k.a >> 8) & 0xff));
+  b.put(static_cast<std::uint8_t>(k.a & 0xff));
+  b.put(static_cast<std::uint32_t>(k.b >> 32));
+  b.put(static_cast<std::uint32_t>(k.b & 0xffffffffu));
+  b.put(static_cast<std::uint32_t>(payload.size()));
+  b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
 }
 
 void ReplayMail::flush() {
   for (auto& [peer, b] : out_) {
-    if (b.empty()) continue;
-    t_->post(peer, std::move(b));
-    b = {};
+    if (b.bytes.empty()) continue;
+    t_->post(peer, std::move(b.bytes));
+    b.bytes = {};
     ++posted_[peer];
   }
 }
@@ -99,34 +80,33 @@ void ReplayMail::ingest(Parcel p) {
   ++received_[p.peer];
   std::size_t off = 0;
   const auto& d = p.data;
-  constexpr std::size_t kHead = 2 + 4 + 4 + 4;
+  constexpr std::size_t kHead = 2 + 4 + 4 + 4;  // (queue)
   while (off + kHead <= d.size()) {
-    const auto type = static_cast<std::uint8_t>(d[off]);
-    const auto kind = static_cast<std::uint8_t>(d[off + 1]);
-    std::uint32_t seq, epoch, len;
-    std::memcpy(&seq, &d[off + 2], 4);
-    std::memcpy(&epoch, &d[off + 6], 4);
-    std::memcpy(&len, &d[off + 10], 4);
+    ByteReader h(&d[off], kHead);
+    const auto type = h.get<std::uint8_t>();
+    const auto kind = h.get<std::uint8_t>();
+    const auto seq = h.get<std::uint32_t>();
+    const auto epoch = h.get<std::uint32_t>();
+    const auto len = h.get<std::uint32_t>();
     off += kHead;
     if (off + len > d.size()) break;
-    std::vector<std::byte> payload(d.begin() + static_cast<std::ptrdiff_t>(off),
-                                   d.begin() + static_cast<std::ptrdiff_t>(off + len));
+    const std::byte* payload = d.data() + off;
     off += len;
     if (type == kValue) {
       auto n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch));
       if (n == cause_nodes_.end()) continue;  // no such point here (its send's interval was not kept)
       if (n->second >= walked_from_ && !syms_->known(n->second)) {
-        bind(n->second, payload);
+        bind(n->second, payload, len);
         --unknown_;
         continue;
       }
     }
-    arrived_[key(p.peer, type, kind, seq, epoch)] = std::move(payload);
+    arrived_[key(p.peer, type, kind, seq, epoch)].assign(payload, payload + len);  // (kept for its point)
   }
 }
 
-void ReplayMail::bind(std::size_t node, const std::vector<std::byte>& payload) {
-  ByteReader r(payload.data(), payload.size());
+void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t len) {
+  ByteReader r(payload, len);
   const int peer = (*points_)[node].peer;
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
     Sym& f = syms_->form(node, s);
@@ -154,22 +134,22 @@ bool ReplayMail::try_send(std::size_t k) {
     scratch_[s] = syms_->reduce(Sym::of_node(static_cast<std::uint32_t>(k)), s);
     for (const Term& t : scratch_[s].terms) {
       // Only what the receiver will send us can be left open for it.
-      if ((*points_)[t.node].peer != peer || !is_cause((*points_)[t.node].kind)) return false;
+      if ((*points_)[t.node].peer != peer || !causes_p2p((*points_)[t.node].kind)) return false;
     }
   }
-  std::vector<std::byte> b;
+  ByteWriter b;
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
-    for (int i = 0; i < lanes_[s]; ++i) put(b, scratch_[s].c[static_cast<std::size_t>(i)]);
-    put(b, static_cast<std::uint32_t>(scratch_[s].terms.size()));
+    for (int i = 0; i < lanes_[s]; ++i) b.put(scratch_[s].c[static_cast<std::size_t>(i)]);
+    b.put(static_cast<std::uint32_t>(scratch_[s].terms.size()));
     for (const Term& t : scratch_[s].terms) {
       const SyncPoint& c = (*points_)[t.node];
-      put(b, static_cast<std::uint8_t>(waiting_kind(c.kind)));
-      put(b, c.seq);
-      put(b, c.epoch);
-      put(b, t.coef);
+      b.put(static_cast<std::uint8_t>(waiting_kind(c.kind)));
+      b.put(c.seq);
+      b.put(c.epoch);
+      b.put(t.coef);
     }
   }
-  queue(peer, waiting_key(k, kValue), b);
+  queue(peer, waiting_key(k, kValue), b.bytes);
   return true;
 }
 
@@ -202,7 +182,7 @@ Task<std::vector<std::byte>> ReplayMail::fixed_for(std::size_t k) {
   arrived_.erase(it);
   auto v = arrived_.find(waiting_key(k, kValue));
   if (v != arrived_.end()) {
-    bind(k, v->second);
+    bind(k, v->second.data(), v->second.size());
     arrived_.erase(v);
   } else {
     ++unknown_;
@@ -212,7 +192,7 @@ Task<std::vector<std::byte>> ReplayMail::fixed_for(std::size_t k) {
 
 Task<> ReplayMail::pump() {
   retry(false);
-  const bool sends = std::any_of(out_.begin(), out_.end(), [](const auto& o) { return !o.second.empty(); });
+  const bool sends = std::any_of(out_.begin(), out_.end(), [](const auto& o) { return !o.second.bytes.empty(); });
   flush();
   if (!sends && unknown_ == 0 && held_.empty()) co_return;  // (a trip to the MPI thread for nothing)
   co_await t_->pump();

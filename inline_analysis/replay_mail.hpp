@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bytes.hpp"
 #include "sym.hpp"
 #include "transport.hpp"
 
@@ -65,7 +66,7 @@ class ReplayMail {
   void queue(int peer, const Key& k, const std::vector<std::byte>& payload);
   void flush();
   void ingest(Parcel p);
-  void bind(std::size_t node, const std::vector<std::byte>& payload);
+  void bind(std::size_t node, const std::byte* payload, std::size_t len);
   bool try_send(std::size_t k);
   void retry(bool force);
 
@@ -79,7 +80,7 @@ class ReplayMail {
   std::unordered_map<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
   std::unordered_map<Key, std::vector<std::byte>, KeyHash> arrived_;  // records for points not walked yet
   std::vector<std::size_t> held_;                                   // waiting points whose value waits
-  std::map<int, std::vector<std::byte>> out_;                       // records per peer, not posted yet
+  std::map<int, ByteWriter> out_;                                    // records per peer, not posted yet
   std::map<int, std::uint64_t> posted_, received_;                  // parcels per peer
   std::vector<Sym> scratch_;
 };

@@ -17,7 +17,7 @@ void SymTable::set_known(std::size_t n) {
   if (n >= known_.size()) return;
   for (std::size_t s = 0; s < slots_; ++s) {
     auto& t = form(n, s).terms;
-    t.erase(std::remove_if(t.begin(), t.end(), [n](const Term& x) { return x.node <= n || x.node >= 0xffffffffu; }),
+    t.erase(std::remove_if(t.begin(), t.end(), [n](const Term& x) { return x.node <= n; }),
             t.end());
   }
   known_[n] = 1;

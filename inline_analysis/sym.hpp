@@ -49,7 +49,6 @@ struct Sym {
     for (int i = 0; i < kMaxLanes; ++i) c[static_cast<std::size_t>(i)] += scale * o.c[static_cast<std::size_t>(i)];
     for (const Term& t : o.terms) terms.push_back({t.node, scale * t.coef});
   }
-  void add_node(std::uint32_t node, double coef) { terms.push_back({node, coef}); }
   static Sym of_node(std::uint32_t node) {
     Sym s;
     s.terms.push_back({node, 1.0});
@@ -61,7 +60,6 @@ struct Sym {
 class SymTable {
  public:
   void reset(std::size_t nodes, std::size_t slots);
-  std::size_t slots() const { return slots_; }
   // A node's value is known: a walked waiting node, or a cause node whose
   // message arrived.  `form(n, s)` is then its value for handler slot `s`.
   bool known(std::size_t n) const { return n < known_.size() && known_[n]; }

@@ -231,10 +231,6 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   syms_.reset(points_.size(), handlers.size());
   mail_.begin(points_, syms_, lanes, t);
   Scheduler& sched = t.scheduler();
-  auto waits = [](const SyncPoint& sp) {
-    return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
-           sp.wait > 0;
-  };
   // What each wait's cause needs from this window alone goes out before
   // the walk (latest first, as the walks need them).
   for (std::size_t k = points_.size(); k-- > 1;) {
@@ -242,7 +238,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
       co_await mail_.pump();
       co_await sched.slice();
     }
-    if (!waits(points_[k])) continue;
+    if (!waits_p2p(points_[k])) continue;
     ctx.set_current(k);
     ByteWriter w;
     for (auto* h : handlers) h->waiting_p2p(points_[k], ctx, w);
@@ -258,11 +254,11 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
     }
     SyncPoint& sp = points_[k];
     ctx.set_current(k);
-    if (waits(sp)) {
+    if (waits_p2p(sp)) {
       for (auto* h : handlers) h->waiting_value(sp, ctx, syms_.form(k, h->slot));
       syms_.set_known(k);
       mail_.send_value(k);
-    } else if (sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv || sp.kind == SyncKind::LsSendEarlier) {
+    } else if (causes_p2p(sp.kind)) {
       const std::vector<std::byte> fixed = co_await mail_.fixed_for(k);
       ByteReader r(fixed.data(), fixed.size());  // each handler reads its own fields, in order
       for (auto* h : handlers) {

@@ -4,7 +4,8 @@
 // root-cause analyses need -- from the waiting side to the side that caused
 // the wait (point to point), or from the causing rank to all members and
 // back by reduction (collectives).  Analyses plug in as SyncHandlers; their
-// contributions travel coalesced in one message per synchronization point.
+// point-to-point contributions travel as two records per wait, batched per
+// peer (replay_mail.hpp).
 //
 // A synchronization point (SP) is an MPI event at which ranks synchronized
 // and someone waited: a Late Sender receive and its send, a Late Receiver
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "analysis.hpp"
+#include "bytes.hpp"
 #include "interval_carry.hpp"
 #include "pattern.hpp"
 #include "replay_mail.hpp"
@@ -64,33 +66,21 @@ struct SyncPoint {
   double indirect = 0;            // part of this wait explained by the cause's own waiting
 };
 
-// Raw byte (de)serialization of the replay's payloads.
-class ByteWriter {
- public:
-  ByteWriter() { bytes.reserve(256); }
-  template <class T>
-  void put(const T& v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    bytes.insert(bytes.end(), p, p + sizeof(T));
-  }
-  std::vector<std::byte> bytes;
-};
-class ByteReader {
- public:
-  ByteReader(const std::byte* p, std::size_t n) : p_(p), end_(p + n) {}
-  template <class T>
-  T get() {
-    T v{};
-    if (p_ + sizeof(T) <= end_) std::memcpy(&v, p_, sizeof(T));
-    p_ += sizeof(T);
-    return v;
-  }
-  bool ok() const { return p_ <= end_; }
-
- private:
-  const std::byte* p_;
-  const std::byte* end_;
-};
+// Point to point, a synchronization point is the waiting side of a wait
+// (it tells the cause) or its cause (it hears of it).
+inline bool waits_p2p(const SyncPoint& sp) {
+  return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
+         sp.wait > 0;
+}
+inline bool causes_p2p(SyncKind k) {
+  return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier;
+}
+// The waiting side's kind for a cause's kind (the key both sides use).
+inline SyncKind waiting_kind(SyncKind cause) {
+  return cause == SyncKind::LsSend   ? SyncKind::LsRecv
+         : cause == SyncKind::LrRecv ? SyncKind::LrSend
+                                     : SyncKind::LsRecvEarlier;
+}
 
 // A call-path time profile keyed by call-path hash (comparable across ranks).
 struct TimeMap {

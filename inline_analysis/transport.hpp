@@ -74,10 +74,8 @@ class Transport {
   // --- the backward replay at synchronization points (sync_replay.cpp) ---
   // Sends `data` to world rank `peer` on the replay channel (returns at once).
   virtual void post(int peer, std::vector<std::byte> data) = 0;
-  // The next replay-channel message from `peer` (messages from one peer
+  // The next replay-channel message from any peer (messages from one peer
   // arrive in the order they were posted).
-  virtual Task<std::vector<std::byte>> take(int peer) = 0;
-  // The next replay-channel message from any peer.
   virtual Task<Parcel> take_any() = 0;
   // A replay-channel message that has arrived already, if any (no
   // communication, never suspends).

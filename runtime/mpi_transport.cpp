@@ -46,13 +46,19 @@ MpiTransport::~MpiTransport() {
   PMPI_Op_free(&scan_op_);
 }
 
-// (Sends the replay queued go out first: a peer may wait for them before
-// it can join the operation this rank waits in.)
+// While an operation waits: the replay's queued sends go out (a peer may
+// wait for them before it can join the operation this rank waits in), and
+// its arrived messages are handed to it (Transport::set_idle).
+void MpiTransport::keep_replay_going() {
+  send_posted();
+  receive_replay();
+  idle();
+  send_posted();
+}
+
 analysis::Task<> MpiTransport::wait(MPI_Request& req) {
   for (;;) {
-    send_posted();
-    receive_replay();
-    idle();
+    keep_replay_going();
     int done = 0;
     PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) co_return;
@@ -62,9 +68,7 @@ analysis::Task<> MpiTransport::wait(MPI_Request& req) {
 
 analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
   for (;;) {
-    send_posted();
-    receive_replay();
-    idle();
+    keep_replay_going();
     int done = 0;
     PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
     if (done) co_return;
@@ -121,9 +125,7 @@ analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
       if (done) break;
     }
-    receive_replay();
-    idle();
-    send_posted();
+    keep_replay_going();
     co_await sched_.next_tick();
   }
   std::stable_sort(in.begin(), in.end(),
@@ -221,27 +223,6 @@ void MpiTransport::receive_replay() {
     PMPI_Mrecv(d.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     mailbox_[st.MPI_SOURCE].push_back(std::move(d));
   }
-}
-
-analysis::Task<std::vector<std::byte>> MpiTransport::take(int peer) {
-  // Messages that arrived with an earlier one wait in the mailbox: the
-  // backward replay takes one per synchronization point, and each trip to
-  // the MPI thread costs a wait for its next wrapper entry.
-  auto box = mailbox_.find(peer);
-  if (box == mailbox_.end() || box->second.empty()) {
-    const Where home = co_await sched_.to_driver();
-    for (;;) {
-      send_posted();
-      receive_replay();
-      box = mailbox_.find(peer);
-      if (box != mailbox_.end() && !box->second.empty()) break;
-      co_await sched_.next_tick();
-    }
-    co_await sched_.back_to(home);
-  }
-  std::vector<std::byte> d = std::move(box->second.front());
-  box->second.pop_front();
-  co_return d;
 }
 
 bool MpiTransport::poll(analysis::Parcel& out) {

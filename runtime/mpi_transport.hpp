@@ -31,7 +31,6 @@ class MpiTransport final : public analysis::Transport {
   analysis::Task<> allreduce_max(double* inout, std::size_t n) override;
   analysis::Task<> gather(const std::vector<std::byte>& mine, std::vector<std::vector<std::byte>>& all) override;
   void post(int peer, std::vector<std::byte> data) override;
-  analysis::Task<std::vector<std::byte>> take(int peer) override;
   analysis::Task<analysis::Parcel> take_any() override;
   bool poll(analysis::Parcel& out) override;
   analysis::Task<> pump() override;
@@ -47,6 +46,7 @@ class MpiTransport final : public analysis::Transport {
   // messages into the mailbox.
   void send_posted();
   void receive_replay();
+  void keep_replay_going();
 
   MPI_Comm world_;
   const CommRegistry& comms_;

@@ -45,29 +45,29 @@ constexpr int kCandidates = 64;
 // per (mask, call path), a few dozen bytes in practice.
 constexpr std::size_t kMaxPending = 4096;
 
-// A mask as two exactly representable doubles (collective sums of disjoint
-// masks equal their union).
+// A mask as two exactly representable doubles of 32 bits each, in
+// collective sums and as a symbolic value (sym.hpp): masks that meet are
+// disjoint, so their sum is their union.
+void split_mask(Mask m, double* out) {
+  out[0] = static_cast<double>(m & 0xffffffffu);
+  out[1] = static_cast<double>(m >> 32);
+}
+Mask join_mask(const double* p) { return static_cast<Mask>(p[0]) | (static_cast<Mask>(p[1]) << 32); }
 void put_mask(std::vector<double>& v, Mask m) {
-  v.push_back(static_cast<double>(m & 0xffffffffu));
-  v.push_back(static_cast<double>(m >> 32));
+  v.resize(v.size() + 2);
+  split_mask(m, &v[v.size() - 2]);
 }
 Mask get_mask(const double*& p) {
-  const Mask m = static_cast<Mask>(p[0]) | (static_cast<Mask>(p[1]) << 32);
+  const Mask m = join_mask(p);
   p += 2;
   return m;
 }
-
-// Masks as symbolic values (sym.hpp): two lanes of 32 bits each.  Masks
-// that meet are disjoint, so their sum is their union.
 Sym sym_of(Mask m) {
   Sym s;
-  s.c[0] = static_cast<double>(m & 0xffffffffu);
-  s.c[1] = static_cast<double>(m >> 32);
+  split_mask(m, s.c.data());
   return s;
 }
-Mask mask_of(const std::array<double, kMaxLanes>& v) {
-  return static_cast<Mask>(v[0]) | (static_cast<Mask>(v[1]) << 32);
-}
+Mask mask_of(const std::array<double, kMaxLanes>& v) { return join_mask(v.data()); }
 
 class CriticalPath final : public Pattern, public SyncHandler {
  public:
@@ -128,7 +128,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
     Sym m = ctx.incoming(slot);
-    if (!m.zero()) take_over(ctx, sp.enter, std::move(m));
+    if (!m.zero()) take_over(sp.enter, std::move(m));
   }
 
   void reference_out(SyncPoint&, SyncContext&, ByteWriter&) override {}
@@ -144,9 +144,9 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (gives) hand_over(sp);
   }
 
-  void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) override {
+  void reference_in(SyncPoint& sp, SyncContext&, const double*& sum) override {
     const Mask m = get_mask(sum);
-    if (m != 0) take_over(ctx, sp.enter, sym_of(m));
+    if (m != 0) take_over(sp.enter, sym_of(m));
   }
 
   // At a Scan the path moves from a waiting holder to its latest
@@ -160,10 +160,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (int r = 0; r < n && sp.peer >= 0; ++r) to = c->world_rank_of(r) == sp.peer ? r : to;
     const Mask mine = known_mask(ctx);
     if (mine == 0 || sp.wait <= 0 || to < 0 || sp.peer == ctx.world_rank()) return;
-    std::vector<double> m;
-    put_mask(m, mine);
-    votes[base + 2 * static_cast<std::size_t>(to)] = m[0];
-    votes[base + 2 * static_cast<std::size_t>(to) + 1] = m[1];
+    split_mask(mine, &votes[base + 2 * static_cast<std::size_t>(to)]);
     hand_over(sp);
   }
   void scan_result(SyncPoint& sp, SyncContext& ctx, const double*& votes) override {
@@ -171,7 +168,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     const int n = c != nullptr ? c->size : 0;
     const double* mine = votes + 2 * static_cast<std::size_t>(c != nullptr ? c->my_rank : 0);
     const Mask m = n > 0 ? get_mask(mine) : 0;
-    if (m != 0) take_over(ctx, sp.enter, sym_of(m));
+    if (m != 0) take_over(sp.enter, sym_of(m));
     votes += 2 * static_cast<std::size_t>(n);
   }
 
@@ -248,7 +245,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
   // Paths arriving at `at` continue on this rank: whatever held it from
   // `at` on keeps its segment, and from `at` back they are one.
-  void take_over(SyncContext&, std::int64_t at, Sym incoming) {
+  void take_over(std::int64_t at, Sym incoming) {
     if (holding()) add_segment(at, segment_end_);
     incs_.push_back(std::move(incoming));
     segment_end_ = at;

@@ -88,20 +88,20 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const int kind = static_cast<int>(sp.delay);
     for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kShort[kind], m.callpaths[i], scale * d[i]);
     // Long-term: cost_X / denom on each excess, once the costs are known.
-    Open o{ctx.incoming(slot), denom, m.callpaths, std::move(d)};
+    Sym costs = ctx.incoming(slot);
     auto& pts = ctx.points();
     for (std::size_t e = j + 1; e < k; ++e) {
       SyncPoint& own = pts[e];
       if (own.wait <= 0) continue;
       cost_[e].c[static_cast<std::size_t>(kind)] += scale * own.wait;
-      cost_[e].add(o.costs, own.wait / denom);
+      cost_[e].add(costs, own.wait / denom);
       own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
     }
     sp.indirect = scale * w;  // the waiting side's share explained by our waiting
-    if (o.costs.constant()) {
-      charge_long(ctx, o, o.costs.c);
+    if (costs.constant()) {
+      charge_long(ctx, m.callpaths, d, denom, costs.c);
     } else {
-      open_.push_back(std::move(o));
+      open_.push_back({std::move(costs), denom, m.callpaths, std::move(d)});
     }
   }
   // Long-term costs of one explained wait: `costs` (by kind) over the excess profile.
@@ -111,11 +111,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
     std::vector<std::uint32_t> callpaths;
     std::vector<double> d;
   };
-  static void charge_long(SyncContext& ctx, const Open& o, const std::array<double, kMaxLanes>& costs) {
+  static void charge_long(SyncContext& ctx, const std::vector<std::uint32_t>& callpaths, const std::vector<double>& d,
+                          double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
-      const double cs = costs[static_cast<std::size_t>(x)] / o.denom;
+      const double cs = costs[static_cast<std::size_t>(x)] / denom;
       if (cs <= 0) continue;
-      for (std::size_t i = 0; i < o.d.size(); ++i) ctx.add(kLong[x], o.callpaths[i], cs * o.d[i]);
+      for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kLong[x], callpaths[i], cs * d[i]);
     }
   }
 
@@ -188,7 +189,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
   Task<> end_walk(SyncContext& ctx) override {
-    for (const Open& o : open_) charge_long(ctx, o, ctx.value(o.costs, slot));
+    for (const Open& o : open_) charge_long(ctx, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
     open_.clear();
     // Send each waiting rank the indirect share of its wait.
     struct Share {
@@ -198,14 +199,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
       std::uint32_t pad;
       double indirect;
     };
-    auto waiting_kind = [](SyncKind k) {
-      return k == SyncKind::LsSend ? SyncKind::LsRecv : k == SyncKind::LrRecv ? SyncKind::LrSend : SyncKind::LsRecvEarlier;
-    };
     std::map<int, std::vector<Share>> back;
     for (const SyncPoint& sp : ctx.points()) {
-      const bool causes =
-          sp.kind == SyncKind::LsSend || sp.kind == SyncKind::LrRecv || sp.kind == SyncKind::LsSendEarlier;
-      if (causes && sp.indirect > 0) {
+      if (causes_p2p(sp.kind) && sp.indirect > 0) {
         back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting_kind(sp.kind)), sp.epoch, 0, sp.indirect});
       }
     }
@@ -214,8 +210,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
-      const bool waits = sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier;
-      if (!waits || sp.wait <= 0) continue;
+      if (!waits_p2p(sp)) continue;
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;
