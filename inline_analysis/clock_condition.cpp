@@ -114,14 +114,14 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   // receivers update their matched (or still pending) records.
   auto publish_sends = [&]() -> Task<> {
     std::map<int, std::vector<SendUpdate>> out;
-    for (const auto& [k, i] : send_events) {
+    send_events.for_each([&](std::uint64_t k, std::size_t i) {
       const int dest = static_cast<int>(k >> 32);
       SendRecord& r = outgoing[dest][static_cast<std::uint32_t>(k)];
       const std::int64_t enter = st.annot[i].enter;
-      if (enter == r.enter) continue;
+      if (enter == r.enter) return;
       r.enter = enter;
       out[dest].push_back({r.comm_gid, enter, r.tag, r.seq});
-    }
+    });
     for (const auto& [src, list] : co_await exchange_records(t, out)) {
       for (const SendUpdate& u : list) {
         auto m = by_send.find(send_key(src, u.seq));
@@ -186,15 +186,15 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     for (const SendLimit& s : list) limit_of[send_key(dest, s.seq)] = s.limit;
   }
   std::unordered_map<std::size_t, std::int64_t> room;
-  for (const auto& [k, i] : send_events) {
+  send_events.for_each([&](std::uint64_t k, std::size_t i) {
     const std::size_t e = owner[i];
-    if (e == kNoEvent) continue;
+    if (e == kNoEvent) return;
     auto l = limit_of.find(k);
     const std::int64_t r =
         l == limit_of.end() ? 0 : std::max<std::int64_t>(l->second - static_cast<std::int64_t>(ev[e].time), 0);
     auto [it, fresh] = room.emplace(e, r);
     if (!fresh) it->second = std::min(it->second, r);
-  }
+  });
   // Jumps: where a constraint raised the shift.  Each ramp reaches back at
   // most to the previous jump, so ramps never overlap.
   std::vector<std::int64_t> lift(n, 0);
@@ -243,11 +243,11 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     cr.post_enter = st.annot[cr.post_event].enter;
     cr.post_leave = st.annot[cr.post_event].leave;
   }
-  for (auto& [req, o] : open_recvs) {
-    if (o.post_epoch != epoch) continue;
+  open_recvs.for_each([&](std::uint32_t, OpenRecv& o) {
+    if (o.post_epoch != epoch) return;
     o.post_enter = st.annot[o.post_event].enter;
     o.post_leave = st.annot[o.post_event].leave;
-  }
+  });
   if (n > 0) {  // (an empty window keeps the carry for the next)
     clock_carry = ev[n - 1].time > static_cast<std::uint64_t>(orig[n - 1]);
     carry_orig = orig[n - 1];

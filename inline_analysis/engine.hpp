@@ -98,8 +98,8 @@ struct Analyzer::Impl {
 
   std::vector<LocationState> locs;
   std::uint64_t next_post_seq = 0;
-  std::unordered_map<std::uint32_t, OpenRecv> open_recvs;
-  std::unordered_map<std::uint32_t, OpenSend> open_sends;
+  FlatMap<std::uint32_t, OpenRecv> open_recvs;
+  FlatMap<std::uint32_t, OpenSend> open_sends;
   std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
   // Windows left to match carefully after one that lost events (see
   // exchange_and_match): sends of the lost window are gone from `pending`.
@@ -138,8 +138,9 @@ struct Analyzer::Impl {
   // For the backward replay at synchronization points.
   SyncReplay sync;
   SyncReplay::Inputs sync_in;
-  std::unordered_map<std::uint64_t, std::size_t> send_events;  // (dest, seq) -> Send/SendRequest event
-  std::unordered_map<std::size_t, double> late_sender_waits;   // receive event -> Late Sender instance wait
+  FlatMap<std::uint64_t, std::size_t> send_events;  // (dest, seq) -> Send/SendRequest event
+  FlatMap<std::size_t, double> late_sender_waits;   // receive event -> Late Sender instance wait
+  FlatMap<std::size_t, std::size_t> probe_of;        // receive event -> its probe (exchange_replies)
 
   Impl(const Definitions& d, AnalysisOptions o);
   LocationState& loc(int l) {

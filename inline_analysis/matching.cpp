@@ -62,10 +62,10 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         break;
       }
       case EventKind::SendComplete: {
-        auto it = open_sends.find(e.request);
-        if (it == open_sends.end()) break;
-        if (it->second.epoch == epoch) send_refs.push_back({i, {it->second.dest, it->second.seq}});
-        open_sends.erase(it);
+        const OpenSend* o = open_sends.find(e.request);
+        if (o == nullptr) break;
+        if (o->epoch == epoch) send_refs.push_back({i, {o->dest, o->seq}});
+        open_sends.erase(e.request);
         break;
       }
       case EventKind::Probe: {
@@ -118,13 +118,13 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         break;
       }
       case EventKind::RecvComplete: {
-        auto it = open_recvs.find(e.request);
-        if (it == open_recvs.end()) {
+        const OpenRecv* found = open_recvs.find(e.request);
+        if (found == nullptr) {
           if ((e.flags & evflag::kCancelled) == 0) ++facts.unmatched_receives;
           break;
         }
-        const OpenRecv o = it->second;
-        open_recvs.erase(it);
+        const OpenRecv o = *found;
+        open_recvs.erase(e.request);
         if ((e.flags & evflag::kCancelled) != 0 || c == nullptr || !c->usable) break;
         if (o.probe_event != kNoEvent && o.post_epoch == epoch) {
           probed.emplace_back(i, o.probe_event);
@@ -181,9 +181,9 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     // exactly this envelope will take the oldest message first (MPI's
     // non-overtaking rule), so leave that many messages for it.
     std::size_t reserved = 0;
-    for (const auto& [req, o] : open_recvs) {
+    open_recvs.for_each([&](std::uint32_t, const OpenRecv& o) {
       if (o.post_seq < cr.post_seq && o.comm_gid == cr.comm_gid && o.src == cr.src && o.tag == cr.tag) ++reserved;
-    }
+    });
     if (it == pending.end() || it->second.size() <= reserved) {
       ++facts.unmatched_receives;
       continue;
@@ -227,7 +227,8 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
 Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   const int me = defs.world_rank;
   LocationState& st = loc(w.location);
-  std::unordered_map<std::size_t, std::size_t> probe_of(probed.begin(), probed.end());
+  probe_of.clear();
+  for (const auto& [recv, probe] : probed) probe_of[recv] = probe;
   std::map<int, std::vector<ReplyRecord>> back;
   for (const CompletedRecv& cr : completed) {
     const std::int32_t l = st.links[cr.event];
@@ -244,9 +245,8 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     r.post_leave = cr.post_leave;
     // The Late Sender instance (for a Waitall: its longest wait only; for a
     // probed message: the probe's).
-    auto pr = probe_of.find(cr.event);
-    auto ls = late_sender_waits.find(pr != probe_of.end() ? pr->second : cr.event);
-    if (ls != late_sender_waits.end()) r.ls_wait = ls->second;
+    const std::size_t* pr = probe_of.find(cr.event);
+    if (const double* ls = late_sender_waits.find(pr != nullptr ? *pr : cr.event)) r.ls_wait = *ls;
     // The sender's epoch is over: it needs only to hear of a wait for it
     // (its interval was kept, sync_replay.hpp LsSendEarlier).
     if (r.earlier != 0 && r.ls_wait <= 0) continue;
@@ -271,8 +271,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   for (const auto& [src, list] : got) {
     for (const auto& r : list) {
       if (r.ls_wait <= 0 || r.earlier != 0) continue;
-      auto it = send_events.find(send_key(src, r.seq));
-      if (it != send_events.end()) sync_in.late_sends.push_back({{src, r.seq}, it->second});
+      if (const std::size_t* ev = send_events.find(send_key(src, r.seq))) sync_in.late_sends.push_back({{src, r.seq}, *ev});
     }
   }
   for (const auto& [event, ref] : send_refs) {
@@ -284,14 +283,14 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   // Sends without a reply: their receive lies in a later window (or never
   // comes); the backward replay keeps their intervals for it.
   if (facts.comm_analysis_skipped) co_return;
-  for (const auto& [key, event] : send_events) {
+  send_events.for_each([&](std::uint64_t key, std::size_t event) {
     const int dest = static_cast<int>(key >> 32);
     const auto seq = static_cast<std::uint32_t>(key & 0xffffffffu);
     auto g = by_seq.find(dest);
-    if (g != by_seq.end() && seq < g->second.size() && g->second[seq] >= 0) continue;
+    if (g != by_seq.end() && seq < g->second.size() && g->second[seq] >= 0) return;
     const EventAnnotation& a = st.annot[event];
     sync_in.crossing_sends.push_back({dest, seq, event, a.enter, a.callpath});
-  }
+  });
 }
 
 }  // namespace onlinews::analysis

@@ -187,8 +187,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.send_events.clear();
   m.probed.clear();
   m.late_sender_waits.clear();
-  m.sync_in = SyncReplay::Inputs{};
-  m.sync_in.bounds = bounds;
+  m.sync_in.reset(bounds);
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });

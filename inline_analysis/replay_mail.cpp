@@ -36,6 +36,7 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   waiting_nodes_.clear();
   cause_nodes_.clear();
   arrived_.clear();
+  arena_.clear();
   held_.clear();
   out_.clear();
   posted_.clear();
@@ -72,7 +73,7 @@ void ReplayMail::flush() {
   }
 }
 
-void ReplayMail::send_fixed(std::size_t k, std::vector<std::byte> payload) {
+void ReplayMail::send_fixed(std::size_t k, const std::vector<std::byte>& payload) {
   queue((*points_)[k].peer, waiting_key(k, kFixed), payload);
 }
 
@@ -93,15 +94,16 @@ void ReplayMail::ingest(Parcel p) {
     const std::byte* payload = d.data() + off;
     off += len;
     if (type == kValue) {
-      auto n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch));
-      if (n == cause_nodes_.end()) continue;  // no such point here (its send's interval was not kept)
-      if (n->second >= walked_from_ && !syms_->known(n->second)) {
-        bind(n->second, payload, len);
+      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch));
+      if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
+      if (*n >= walked_from_ && !syms_->known(*n)) {
+        bind(*n, payload, len);
         --unknown_;
         continue;
       }
     }
-    arrived_[key(p.peer, type, kind, seq, epoch)].assign(payload, payload + len);  // (kept for its point)
+    arrived_[key(p.peer, type, kind, seq, epoch)] = {arena_.size(), len};  // (kept for its point)
+    arena_.insert(arena_.end(), payload, payload + len);
   }
 }
 
@@ -119,8 +121,9 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
       const auto epoch = r.get<std::uint32_t>();
       const auto coef = r.get<double>();
       // A value the sender left open: the one we send it for that wait.
-      auto w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch));
-      if (w != waiting_nodes_.end()) f.terms.push_back({static_cast<std::uint32_t>(w->second), coef});
+      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch))) {
+        f.terms.push_back({static_cast<std::uint32_t>(*w), coef});
+      }
     }
   }
   syms_->set_known(node);
@@ -137,7 +140,8 @@ bool ReplayMail::try_send(std::size_t k) {
       if ((*points_)[t.node].peer != peer || !causes_p2p((*points_)[t.node].kind)) return false;
     }
   }
-  ByteWriter b;
+  ByteWriter& b = value_;
+  b.bytes.clear();
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
     for (int i = 0; i < lanes_[s]; ++i) b.put(scratch_[s].c[static_cast<std::size_t>(i)]);
     b.put(static_cast<std::uint32_t>(scratch_[s].terms.size()));
@@ -167,27 +171,28 @@ void ReplayMail::retry(bool force) {
   held_.resize(w);
 }
 
-Task<std::vector<std::byte>> ReplayMail::fixed_for(std::size_t k) {
+Task<const std::vector<std::byte>*> ReplayMail::fixed_for(std::size_t k) {
   const Key fk = waiting_key(k, kFixed);
-  auto it = arrived_.find(fk);
-  while (it == arrived_.end()) {
+  const Span* s = arrived_.find(fk);
+  while (s == nullptr) {
     retry(false);
     flush();
     ingest(co_await t_->take_any());
     Parcel p;
     while (t_->poll(p)) ingest(std::move(p));
-    it = arrived_.find(fk);
+    s = arrived_.find(fk);
   }
-  std::vector<std::byte> fixed = std::move(it->second);
-  arrived_.erase(it);
-  auto v = arrived_.find(waiting_key(k, kValue));
-  if (v != arrived_.end()) {
-    bind(k, v->second.data(), v->second.size());
-    arrived_.erase(v);
+  fixed_.assign(arena_.begin() + static_cast<std::ptrdiff_t>(s->offset),
+                arena_.begin() + static_cast<std::ptrdiff_t>(s->offset + s->len));
+  arrived_.erase(fk);
+  const Key vk = waiting_key(k, kValue);
+  if (const Span* v = arrived_.find(vk)) {
+    bind(k, arena_.data() + v->offset, v->len);
+    arrived_.erase(vk);
   } else {
     ++unknown_;
   }
-  co_return fixed;
+  co_return &fixed_;
 }
 
 Task<> ReplayMail::pump() {

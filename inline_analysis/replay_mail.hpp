@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bytes.hpp"
+#include "flat_map.hpp"
 #include "sym.hpp"
 #include "transport.hpp"
 
@@ -36,15 +37,16 @@ class ReplayMail {
   // per handler slot.
   void begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t);
   // Waiting point `k`: its fixed part, sent with the next flush.
-  void send_fixed(std::size_t k, std::vector<std::byte> payload);
+  void send_fixed(std::size_t k, const std::vector<std::byte>& payload);
   // The walk has reached point `k` (everything from `k` up is walked).
   void walked(std::size_t k) { walked_from_ = k; }
   // Waiting point `k` is walked (its value forms are set): send the value
   // as soon as it can be expressed for the receiver.
   void send_value(std::size_t k);
   // Cause point `k` (walked): the waiting side's fixed part, waiting for it
-  // if needed; its value is bound if it arrived.
-  Task<std::vector<std::byte>> fixed_for(std::size_t k);
+  // if needed; its value is bound if it arrived.  The bytes stay valid
+  // until the next call.
+  Task<const std::vector<std::byte>*> fixed_for(std::size_t k);
   // Sends what is queued and takes what has arrived (never waits).
   Task<> pump();
   // Waits until every walked cause point's value is known, and sends every
@@ -55,7 +57,7 @@ class ReplayMail {
 
  private:
   struct Key {
-    std::uint64_t a, b;
+    std::uint64_t a = 0, b = 0;
     bool operator==(const Key& o) const { return a == o.a && b == o.b; }
   };
   struct KeyHash {
@@ -77,8 +79,17 @@ class ReplayMail {
   std::size_t walked_from_ = 0;
   std::uint64_t unknown_ = 0;  // walked cause points whose value did not arrive yet
   bool bound_since_retry_ = false;
-  std::unordered_map<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
-  std::unordered_map<Key, std::vector<std::byte>, KeyHash> arrived_;  // records for points not walked yet
+  // Where a record arrived before its point was walked: its bytes in arena_.
+  struct Span {
+    std::size_t offset = 0, len = 0;
+  };
+  // (Flat maps and one arena: a node or a vector per record was a tenth of
+  // the epoch analysis, bench_replay.)
+  FlatMap<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
+  FlatMap<Key, Span, KeyHash> arrived_;  // records for points not walked yet
+  std::vector<std::byte> arena_;
+  std::vector<std::byte> fixed_;  // the last fixed_for's record
+  ByteWriter value_;              // scratch of try_send
   std::vector<std::size_t> held_;                                   // waiting points whose value waits
   std::map<int, ByteWriter> out_;                                    // records per peer, not posted yet
   std::map<int, std::uint64_t> posted_, received_;                  // parcels per peer

@@ -59,7 +59,40 @@ std::size_t SyncContext::previous_with_all(std::size_t k) {
   return 0;
 }
 
-TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
+// Index of the first event after time t (ns), searched outwards from `near`.
+static std::size_t first_after(const std::vector<Event>& ev, std::int64_t t, std::size_t near) {
+  auto after = [t](const Event& e) { return static_cast<std::int64_t>(e.time) > t; };
+  std::size_t lo = 0, hi = ev.size();  // the answer lies in [lo, hi]
+  if (near < ev.size()) {
+    if (after(ev[near])) {  // gallop down
+      hi = near;
+      for (std::size_t step = 1; hi > 0; step *= 2) {
+        const std::size_t probe = hi > step ? hi - step : 0;
+        if (!after(ev[probe])) {
+          lo = probe + 1;
+          break;
+        }
+        hi = probe;
+      }
+    } else {  // gallop up
+      lo = near + 1;
+      for (std::size_t step = 1; lo < ev.size(); step *= 2) {
+        const std::size_t probe = std::min(ev.size() - 1, lo + step - 1);
+        if (after(ev[probe])) {
+          hi = probe;
+          break;
+        }
+        lo = probe + 1;
+      }
+    }
+  }
+  return static_cast<std::size_t>(
+      std::upper_bound(ev.begin() + static_cast<std::ptrdiff_t>(lo), ev.begin() + static_cast<std::ptrdiff_t>(hi), t,
+                       [](std::int64_t v, const Event& e) { return v < static_cast<std::int64_t>(e.time); }) -
+      ev.begin());
+}
+
+TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1, std::size_t near) {
   TimeMap out;
   const auto& ev = *r_.in_->events;
   const auto& an = *r_.in_->annot;
@@ -94,10 +127,7 @@ TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1) {
     charge(cp, std::max(last, t0), t1);
   }
   // The event whose following interval contains t0.
-  std::size_t i = static_cast<std::size_t>(
-      std::upper_bound(ev.begin(), ev.end(), t0,
-                       [](std::int64_t t, const Event& e) { return t < static_cast<std::int64_t>(e.time); }) -
-      ev.begin());
+  std::size_t i = first_after(ev, t0, near);
   i = i > 0 ? i - 1 : 0;
   for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
     const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
@@ -151,7 +181,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
   const bool from_start = j == 0 || p[j].kind == SyncKind::LsSendEarlier;
   const std::int64_t t0 = from_start ? window_begin() : p[j].enter + static_cast<std::int64_t>(p[j].wait * 1e9);
   TimeMap& m = iv.map;
-  m = time_map(t0, p[k].enter);
+  m = time_map(t0, p[k].enter, from_start ? 0 : p[j].event);
   auto add = [&m](std::uint32_t cp, double v) {
     for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
       if (m.callpaths[e] != cp) continue;

@@ -94,9 +94,9 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   for (const auto& [sender, seqs] : co_await exchange_records(t, notes)) {
     for (const std::uint32_t seq : seqs) {
-      auto it = in.postings.find(send_key(sender, seq));
-      if (it == in.postings.end()) continue;
-      SyncPoint s = make(SyncKind::LrRecv, it->second);
+      const std::size_t* posting = in.postings.find(send_key(sender, seq));
+      if (posting == nullptr) continue;
+      SyncPoint s = make(SyncKind::LrRecv, *posting);
       s.peer = sender;
       s.seq = seq;
       s.delay = DelayKind::LateReceiver;
@@ -118,8 +118,8 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.all_ranks = c->size == defs.world_size;
     s.delay = delay_of(rd->coll);
     // This rank's wait as the wait-state patterns found it (one definition).
-    auto w = in.collective_waits.find(i);
-    s.wait = w == in.collective_waits.end() ? 0.0 : w->second;
+    const double* w = in.collective_waits.find(i);
+    s.wait = w == nullptr ? 0.0 : *w;
     // Who caused the waits, and whether anyone waited (known to every member).
     const CollRecord& a = r.all;
     s.min_leave = a.min_leave;
@@ -233,6 +233,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   Scheduler& sched = t.scheduler();
   // What each wait's cause needs from this window alone goes out before
   // the walk (latest first, as the walks need them).
+  ByteWriter w;
   for (std::size_t k = points_.size(); k-- > 1;) {
     if ((k & 255) == 0) {
       co_await mail_.pump();
@@ -240,9 +241,9 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
     }
     if (!waits_p2p(points_[k])) continue;
     ctx.set_current(k);
-    ByteWriter w;
+    w.bytes.clear();
     for (auto* h : handlers) h->waiting_p2p(points_[k], ctx, w);
-    mail_.send_fixed(k, std::move(w.bytes));
+    mail_.send_fixed(k, w.bytes);
   }
   co_await mail_.pump();
   for (auto* h : handlers) h->begin_walk(ctx);
@@ -259,7 +260,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
       syms_.set_known(k);
       mail_.send_value(k);
     } else if (causes_p2p(sp.kind)) {
-      const std::vector<std::byte> fixed = co_await mail_.fixed_for(k);
+      const std::vector<std::byte>& fixed = *co_await mail_.fixed_for(k);
       ByteReader r(fixed.data(), fixed.size());  // each handler reads its own fields, in order
       for (auto* h : handlers) {
         if (sp.kind == SyncKind::LsSendEarlier) {

@@ -22,6 +22,7 @@
 
 #include "analysis.hpp"
 #include "bytes.hpp"
+#include "flat_map.hpp"
 #include "interval_carry.hpp"
 #include "pattern.hpp"
 #include "replay_mail.hpp"
@@ -122,7 +123,10 @@ class SyncContext {
   const CarriedSend* earlier_send(const SyncPoint& sp) const;
   static TimeMap to_map(const CarriedMap& m);
   // Exclusive time per call path in [t0, t1] (ns) of the analyzed location.
-  TimeMap time_map(std::int64_t t0, std::int64_t t1);
+  // `near`: an event index close to t0, where the search for it starts (a
+  // binary search over a whole window of a few MiB misses the cache at
+  // every step; any value gives the same result).
+  TimeMap time_map(std::int64_t t0, std::int64_t t1, std::size_t near = static_cast<std::size_t>(-1));
   std::int64_t window_begin() const;
   std::int64_t window_end() const;
   // How the window is bounded (analysis.hpp, WindowBounds).
@@ -205,7 +209,7 @@ class SyncReplay {
     int location = 0;
     std::vector<LateSenderFinding> late_senders;     // this epoch, analyzed location
     std::vector<LateReceiverFinding> late_receivers;
-    std::unordered_map<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
+    FlatMap<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
     // Sends of the epoch before whose receive waited for them in this one:
@@ -215,9 +219,27 @@ class SyncReplay {
     std::vector<CrossingSend> crossing_sends;
     std::uint32_t epoch = 0;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.
-    std::unordered_map<std::uint64_t, std::size_t> postings;
+    FlatMap<std::uint64_t, std::size_t> postings;
     WindowBounds bounds;
     std::uint32_t open_callpath = kNoCallpath;  // open after the window's last event (for an empty window)
+    // Empties everything for the next epoch, keeping the containers' memory.
+    void reset(WindowBounds b) {
+      events = nullptr;
+      annot = nullptr;
+      links = nullptr;
+      colls = nullptr;
+      location = 0;
+      late_senders.clear();
+      late_receivers.clear();
+      collective_waits.clear();
+      late_sends.clear();
+      late_earlier_sends.clear();
+      crossing_sends.clear();
+      epoch = 0;
+      postings.clear();
+      bounds = b;
+      open_callpath = kNoCallpath;
+    }
   };
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
   // Waits of the last run whose interval a requested cut truncated.
