@@ -155,9 +155,9 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   QuietH5 quiet;
   bool ok = true;
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
-  if (table_ < 0) {
+  if (table_ < 0) {  // (a reopened file; or create() could not make the table: close what it made)
+    close_epoch_datasets();
     table_ = H5Dopen2(file_, "epochs/table", H5P_DEFAULT);
-    epoch_sets_.clear();
     for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), H5P_DEFAULT));
   }
   const hid_t d = table_;
