@@ -1,5 +1,6 @@
-// An open-addressing hash map for the analysis' per-message lookups
-// (requests, (peer, seq) keys, event indices).  std::unordered_map allocates
+// An open-addressing hash map for per-message lookups: the analysis'
+// (requests, (peer, seq) keys, event indices) and the runtime's table of
+// open MPI requests (runtime/requests.hpp, on the recording path).  std::unordered_map allocates
 // a node per insertion and frees it on erase; with one or two entries per
 // message that was a fifth of the epoch analysis (bench_replay, perf).  This
 // map keeps its slots across clear(), so a steady run allocates only when an
@@ -34,6 +35,12 @@ class FlatMap {
   };
 
   std::size_t size() const { return size_; }
+  // Room for `n` entries without growing (an allocation now, none later).
+  void reserve(std::size_t n) {
+    std::size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > slots_.size()) rehash(cap);
+  }
   bool empty() const { return size_ == 0; }
 
   V* find(const K& k) {
@@ -112,9 +119,10 @@ class FlatMap {
   std::size_t home(const K& k) const {
     return static_cast<std::size_t>((static_cast<std::uint64_t>(Hash()(k)) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
-  void grow() {
+  void grow() { rehash(slots_.empty() ? 16 : slots_.size() * 2); }
+  void rehash(std::size_t capacity) {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    slots_.assign(capacity, Slot{});
     mask_ = slots_.size() - 1;
     shift_ = 64;
     for (std::size_t n = slots_.size(); n > 1; n >>= 1) --shift_;
