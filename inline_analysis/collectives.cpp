@@ -87,8 +87,7 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     const auto lo = static_cast<std::uint64_t>(head.max_enter), hi = static_cast<std::uint64_t>(head.min_enter);
     const bool counted = head.root_enter == 0 && !facts.comm_analysis_skipped && !coll_resync;
     const bool analyzed = counted && hi > lo;
-    coll_agreed[id] = analyzed ? std::pair<std::size_t, std::size_t>{lo - first, hi - lo}
-                               : std::pair<std::size_t, std::size_t>{0, 0};
+    coll_agreed[id] = analyzed ? AgreedInstances{lo - first, hi - lo, lo} : AgreedInstances{};
     if (counted) facts.split_collectives += n - (analyzed ? hi - lo : 0);
     coll_seen[gid] = first + n;
     if (head.min_leave == 1) coll_seen.erase(gid);  // every member freed it
@@ -102,12 +101,12 @@ Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t)
   const int me = defs.world_rank;
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
   for (const auto& [id, range] : coll_agreed) {
-    if (range.second > 0) order.emplace_back(defs.comms[id].gid, id);
+    if (range.count > 0) order.emplace_back(defs.comms[id].gid, id);
   }
   std::sort(order.begin(), order.end());
   for (const auto& [gid, id] : order) {
     const CommDef& c = defs.comms[id];
-    const auto [off, n] = coll_agreed[id];
+    const auto [off, n, number] = coll_agreed[id];
     const std::size_t* evs = coll_events[id].data() + off;
     std::vector<CollRecord> recs(n);
     std::vector<ScanRecord> scans(n);
@@ -137,7 +136,7 @@ Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t)
     if (any_scan) co_await t.scan(c, scans.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       st.links[evs[k]] = static_cast<std::int32_t>(colls.size());
-      colls.push_back({recs[k], scans[k], true});
+      colls.push_back({recs[k], scans[k], gid, number + k, true});
     }
   }
 }

@@ -121,9 +121,12 @@ struct Analyzer::Impl {
   std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
-  // comm id -> (first, count) of this window's instances that every member
-  // has in its window (count 0: skip).
-  std::map<std::uint16_t, std::pair<std::size_t, std::size_t>> coll_agreed;
+  // comm id -> this window's instances that every member has in its window.
+  struct AgreedInstances {
+    std::size_t first = 0, count = 0;  // in the window's CollectiveEnd events (count 0: skip)
+    std::uint64_t number = 0;          // instance number of the first (since the count started)
+  };
+  std::map<std::uint16_t, AgreedInstances> coll_agreed;
   // Instances per communicator (by gid: local ids are reused) before this
   // window.  Unknown after a window that lost events: no instance is
   // analyzed until a window starts at a synchronizing cut, where every

@@ -37,8 +37,8 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
+    if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
     if (s.kind == SyncKind::Collective) {
-      if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
       if (c != nullptr && c->rank_of_world(peer) >= 0) return i;

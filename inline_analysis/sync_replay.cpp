@@ -80,8 +80,15 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.delay = DelayKind::LateSender;
     points_.push_back(s);
   }
-  // Late Receivers: the receiving side learns which of its postings was late.
-  std::map<int, std::vector<std::uint32_t>> notes;  // receiver -> seqs of late-received messages
+  // Notes to the ranks that caused a wait here and learn of it only so:
+  // a Late Receiver's receiving side (which of its postings was late) and a
+  // scan's latest lower rank (who waited for it).  Three words each: the
+  // cause's kind, seq and epoch.
+  std::map<int, std::vector<std::uint32_t>> notes;
+  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint32_t epoch) {
+    auto& v = notes[peer];
+    v.insert(v.end(), {static_cast<std::uint32_t>(kind), seq, epoch});
+  };
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
     SyncPoint s = make(SyncKind::LrSend, f.event);
@@ -90,21 +97,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.seq = f.seq;
     s.delay = DelayKind::LateReceiver;
     points_.push_back(s);
-    notes[f.receiver].push_back(f.seq);
-  }
-  for (const auto& [sender, seqs] : co_await exchange_records(t, notes)) {
-    for (const std::uint32_t seq : seqs) {
-      const std::size_t* posting = in.postings.find(send_key(sender, seq));
-      if (posting == nullptr) continue;
-      SyncPoint s = make(SyncKind::LrRecv, *posting);
-      s.peer = sender;
-      s.seq = seq;
-      s.delay = DelayKind::LateReceiver;
-      points_.push_back(s);
-    }
+    note(f.receiver, SyncKind::LrRecv, f.seq, 0);
   }
   // Collectives: every analyzed instance bounds intervals; instances in which
   // someone waited are replayed.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> scans;  // scan_key -> event
   for (std::size_t i = 0; i < ev.size(); ++i) {
     if (ev[i].kind != EventKind::CollectiveEnd) continue;
     const std::int32_t l = (*in.links)[i];
@@ -125,10 +122,22 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.min_leave = a.min_leave;
     switch (rd->coll) {
       case CollKind::Scan:
-      case CollKind::Exscan:  // waits for the latest lower rank; no delay metric (as in Scalasca)
+      case CollKind::Exscan: {
+        // Each member waits for its latest lower rank (no delay metric, as
+        // in Scalasca), which never waited itself: a pair, like a message.
+        const auto [seq, epoch] = scan_key(r.gid, r.instance);
+        scans[{seq, epoch}] = i;
+        const auto cause = r.prefix.rank;
+        if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
+        s.kind = SyncKind::ScanWait;
         s.scan = true;
-        s.peer = static_cast<int>(r.prefix.rank);
-        break;
+        s.peer = static_cast<int>(cause);
+        s.seq = seq;
+        s.epoch = epoch;
+        points_.push_back(s);
+        note(s.peer, SyncKind::ScanCause, seq, epoch);
+        continue;
+      }
       case CollKind::OneToN:
         s.reference = ev[i].peer;
         s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
@@ -143,6 +152,31 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         break;
     }
     points_.push_back(s);
+  }
+  for (const auto& [peer, words] : co_await exchange_records(t, notes)) {
+    for (std::size_t j = 0; j + 3 <= words.size(); j += 3) {
+      const auto kind = static_cast<SyncKind>(words[j]);
+      const std::uint32_t seq = words[j + 1], epoch = words[j + 2];
+      if (kind == SyncKind::LrRecv) {
+        const std::size_t* posting = in.postings.find(send_key(peer, seq));
+        if (posting == nullptr) continue;
+        SyncPoint s = make(SyncKind::LrRecv, *posting);
+        s.peer = peer;
+        s.seq = seq;
+        s.delay = DelayKind::LateReceiver;
+        points_.push_back(s);
+      } else if (kind == SyncKind::ScanCause) {
+        const auto found = scans.find({seq, epoch});
+        if (found == scans.end()) continue;
+        SyncPoint s = make(SyncKind::ScanCause, found->second);
+        s.comm = ev[found->second].comm;
+        s.scan = true;
+        s.peer = peer;
+        s.seq = seq;
+        s.epoch = epoch;
+        points_.push_back(s);
+      }
+    }
   }
   std::stable_sort(points_.begin() + 1, points_.end(),
                    [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
@@ -167,23 +201,10 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
 }
 
 // One collective point's exchange: the cause broadcasts, the members'
-// contributions come back summed (a scan: votes summed and broadcast).
+// contributions come back summed.
 Task<> SyncReplay::collective_step(SyncPoint& sp, const std::vector<SyncHandler*>& handlers, SyncContext& ctx,
                                    Transport& t) {
   const CommDef* c = ctx.defs().comm(sp.comm);
-  if (sp.scan) {
-    std::vector<double> votes;
-    for (auto* h : handlers) h->scan_vote(sp, ctx, votes);
-    if (votes.empty()) co_return;  // same handlers everywhere: nobody votes
-    co_await t.reduce_sum(*c, 0, votes.data(), votes.size());
-    std::vector<std::byte> data(votes.size() * sizeof(double));
-    std::memcpy(data.data(), votes.data(), data.size());
-    co_await t.bcast(*c, 0, data);
-    std::memcpy(votes.data(), data.data(), data.size());
-    const double* p = votes.data();
-    for (auto* h : handlers) h->scan_result(sp, ctx, p);
-    co_return;
-  }
   ByteWriter w;
   if (c->my_rank == sp.reference) {
     for (auto* h : handlers) h->reference_out(sp, ctx, w);
@@ -269,12 +290,6 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
           h->cause_p2p(sp, ctx, r);
         }
       }
-    } else if (sp.kind == SyncKind::Collective && sp.scan) {
-      // Every member of a scan may hand the path on or take it: all wait
-      // for their open values.
-      co_await catch_up(deferred, handlers, ctx, t);
-      co_await mail_.settle();
-      co_await collective_step(sp, handlers, ctx, t);
     } else if (sp.kind == SyncKind::Collective && sp.delayed) {
       const CommDef* c = rc.defs().comm(sp.comm);
       if (sp.wait <= 0 && c->my_rank != sp.reference) {

@@ -44,6 +44,10 @@ enum class SyncKind : std::uint8_t {
                   // across a requested cut)
   LsSendEarlier,  // its send, on the sender (at the front of the points, walked last: the send lies before the window)
   Collective,  // a collective instance (comm)
+  // Scan/Exscan: each member waits for its own latest lower rank, so a wait
+  // there pairs two ranks like a message (and is replayed like one).
+  ScanWait,    // this rank waited (peer = its latest lower rank)
+  ScanCause,   // this rank entered last below a rank that waited (peer = that rank)
 };
 
 struct SyncPoint {
@@ -55,10 +59,11 @@ struct SyncPoint {
   int peer = -1;                // point to point: world rank of the partner
   std::uint32_t seq = 0;        // point to point: the message's sequence number
   std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds; else 0)
+                                // (Scan kinds: seq and epoch name the instance, scan_key())
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
   bool delayed = false;         // collective: some member waited (delay costs are due)
-  bool scan = false;            // Scan/Exscan: each rank waits for its own latest predecessor (peer)
+  bool scan = false;            // a Scan kind: bounds no interval
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
   std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
@@ -70,17 +75,24 @@ struct SyncPoint {
 // Point to point, a synchronization point is the waiting side of a wait
 // (it tells the cause) or its cause (it hears of it).
 inline bool waits_p2p(const SyncPoint& sp) {
-  return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier) &&
+  return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier ||
+          sp.kind == SyncKind::ScanWait) &&
          sp.wait > 0;
 }
 inline bool causes_p2p(SyncKind k) {
-  return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier;
+  return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause;
 }
 // The waiting side's kind for a cause's kind (the key both sides use).
 inline SyncKind waiting_kind(SyncKind cause) {
-  return cause == SyncKind::LsSend   ? SyncKind::LsRecv
-         : cause == SyncKind::LrRecv ? SyncKind::LrSend
-                                     : SyncKind::LsRecvEarlier;
+  return cause == SyncKind::LsSend      ? SyncKind::LsRecv
+         : cause == SyncKind::LrRecv    ? SyncKind::LrSend
+         : cause == SyncKind::ScanCause ? SyncKind::ScanWait
+                                        : SyncKind::LsRecvEarlier;
+}
+// Names a scan instance in a point's (seq, epoch): its number on the
+// communicator and the communicator's global id, folded to 32 bits.
+inline std::pair<std::uint32_t, std::uint32_t> scan_key(std::uint64_t gid, std::uint64_t instance) {
+  return {static_cast<std::uint32_t>(instance), static_cast<std::uint32_t>(gid ^ (gid >> 32))};
 }
 
 // A call-path time profile keyed by call-path hash (comparable across ranks).
@@ -167,9 +179,9 @@ class SyncHandler {
   // points (at most kMaxLanes): they travel as a Sym (waiting_value).
   virtual int lanes() const { return 0; }
   virtual void begin_walk(SyncContext&) {}
-  // Point to point, on the waiting side (LsRecv, LrSend, LsRecvEarlier),
-  // before the walk: what the causing side needs that this rank's window
-  // alone decides.  Sent at once, so no rank waits for another's walk.
+  // Point to point, on the waiting side (LsRecv, LrSend, LsRecvEarlier and a
+  // scan's ScanWait), before the walk: what the causing side needs that this
+  // rank's window alone decides.  Sent at once, so no rank waits for another's walk.
   virtual void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
   // ... in the walk: the part that depends on what later points brought.
   virtual void waiting_value(SyncPoint&, SyncContext&, Sym&) {}
@@ -186,10 +198,6 @@ class SyncHandler {
   // doubles on every member); contributions are summed at the reference.
   virtual void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) = 0;
   virtual void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) = 0;
-  // Scan/Exscan (no single cause): every member appends votes (the same
-  // number on every member), summed over the communicator and given to all.
-  virtual void scan_vote(SyncPoint&, SyncContext&, std::vector<double>&) {}
-  virtual void scan_result(SyncPoint&, SyncContext&, const double*&) {}
   // Whether the handler uses intervals across requested cuts (the replay
   // then keeps their parts before each cut).
   virtual bool uses_intervals() const { return false; }

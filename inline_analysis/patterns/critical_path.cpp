@@ -149,29 +149,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (m != 0) take_over(sp.enter, sym_of(m));
   }
 
-  // At a Scan the path moves from a waiting holder to its latest
-  // predecessor: every member votes a mask for every member (by comm rank).
-  void scan_vote(SyncPoint& sp, SyncContext& ctx, std::vector<double>& votes) override {
-    const CommDef* c = ctx.defs().comm(sp.comm);
-    const int n = c != nullptr ? c->size : 0;
-    const std::size_t base = votes.size();
-    votes.resize(base + 2 * static_cast<std::size_t>(n), 0.0);
-    int to = -1;
-    for (int r = 0; r < n && sp.peer >= 0; ++r) to = c->world_rank_of(r) == sp.peer ? r : to;
-    const Mask mine = known_mask(ctx);
-    if (mine == 0 || sp.wait <= 0 || to < 0 || sp.peer == ctx.world_rank()) return;
-    split_mask(mine, &votes[base + 2 * static_cast<std::size_t>(to)]);
-    hand_over(sp);
-  }
-  void scan_result(SyncPoint& sp, SyncContext& ctx, const double*& votes) override {
-    const CommDef* c = ctx.defs().comm(sp.comm);
-    const int n = c != nullptr ? c->size : 0;
-    const double* mine = votes + 2 * static_cast<std::size_t>(c != nullptr ? c->my_rank : 0);
-    const Mask m = n > 0 ? get_mask(mine) : 0;
-    if (m != 0) take_over(sp.enter, sym_of(m));
-    votes += 2 * static_cast<std::size_t>(n);
-  }
-
   Task<> end_walk(SyncContext& ctx) override {
     if (holding()) add_segment(ctx.window_begin(), segment_end_);
     // Every value is known now.  The masks of one run are disjoint, so the

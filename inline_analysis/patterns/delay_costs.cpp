@@ -46,7 +46,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
     open_.clear();
   }
 
+  // Scan waits have no delay metric (as in Scalasca): both sides skip them.
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
+    if (sp.scan) return;
     // (Also a wait for a send of the window before, LsRecvEarlier: the
     // sender explains it with its interval kept from that window.)
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
@@ -54,9 +56,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
     out.put(sp.wait);
     put_map(ctx, iv.map, out);
   }
-  void waiting_value(SyncPoint&, SyncContext& ctx, Sym& out) override { out = ctx.reduce(cost_[ctx.current()], slot); }
+  void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
+    if (!sp.scan) out = ctx.reduce(cost_[ctx.current()], slot);
+  }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
+    if (sp.scan) return;
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
     explain(sp, ctx, in, iv.map, iv.waits, iv.start);
   }
@@ -210,7 +215,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
-      if (!waits_p2p(sp)) continue;
+      if (!waits_p2p(sp) || sp.scan) continue;
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;

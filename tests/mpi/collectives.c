@@ -11,6 +11,10 @@
  *   reduce     r sleeps 0.1 r, MPI_Reduce to 0  root waits for rank 3: 0.3 s
  *   gather     r sleeps 0.1 r, MPI_Gather to 0  root waits for rank 3: 0.3 s
  *   scan       r sleeps 0.1 (3 - r), MPI_Scan   rank r waits for rank 0: 0.1 r s
+ *   scanmsg    rank 0 sleeps 0.3 in "scan_work", MPI_Scan; rank 2 first receives
+ *              a message that rank 1 sends after its scan: rank 1 waits 0.3 s in
+ *              the scan (for rank 0), rank 2 0.3 s in MPI_Recv (for rank 1),
+ *              rank 3 0.3 s in the scan (for rank 2, which enters it last)
  *   finalize   r sleeps 0.1 r before MPI_Finalize (once): waits (0.3 - 0.1 r) s
  */
 #include <string.h>
@@ -55,6 +59,15 @@ int main(int argc, char** argv) {
     } else if (strcmp(mode, "scan") == 0) {
       sleep_s(0.1 * (3 - rank));
       MPI_Scan(in, out, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (strcmp(mode, "scanmsg") == 0) {
+      if (rank == 0) {
+        onlinews_region_begin("scan_work");
+        sleep_s(0.3);
+        onlinews_region_end("scan_work");
+      }
+      if (rank == 2) MPI_Recv(out, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Scan(in, out, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      if (rank == 1) MPI_Send(in, 1, MPI_DOUBLE, 2, 5, MPI_COMM_WORLD);
     }
     onlinews_region_end("measured");
     MPI_Barrier(MPI_COMM_WORLD);
