@@ -275,3 +275,40 @@ TEST_CASE("a message received before a broadcast and sent after it does not stal
     CHECK(path == Approx(1.6));
   }
 }
+
+TEST_CASE("a message against a scan's pairs does not stall the backward replay", "[async]") {
+  // Rank 0 works 1 s and enters the scan last below rank 1, which waits
+  // there 1 s and then sends rank 2 a message that rank 2 waits 1 s for
+  // before it enters the scan.  When every member of a scan waited in the
+  // replay for its open values before a collective step, rank 1 waited for
+  // rank 2's value of the receive, and rank 2 for rank 1 in the step: the
+  // driver reported a deadlock.  A scan wait is a pair now (ScanWait /
+  // ScanCause), replayed like a message.
+  for (std::uint64_t seed = 0; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    auto r = make_ranks(3);
+    r[0].region(0.0, 1.0, kWork);
+    r[0].coll(1.0, 1.1, rt::kRegion_MPI_Scan, -1, 8, 8);
+    r[1].coll(0.0, 1.1, rt::kRegion_MPI_Scan, -1, 8, 8);  // waits 1.0 for rank 0
+    r[1].send(1.1, 1.2, 2, 7);
+    r[2].recv(0.0, 1.2, 1, 7);                             // waits 1.1 for rank 1's send
+    r[2].coll(1.2, 1.3, rt::kRegion_MPI_Scan, -1, 8, 8);   // entered last: no wait
+    r[0].coll(1.1, 1.4, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[1].coll(1.2, 1.4, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[2].coll(1.3, 1.4, rt::kRegion_MPI_Barrier, -1, 0, 0);  // last: the path ends on rank 2
+    for (auto& v : r) v.leave(1.5);
+    const auto res = seed == 0 ? replay(r) : replay(r, {"all"}, {seed, true});
+    CHECK(res[1].get(Metric::mpi_earlyscan) == Approx(1.0));
+    CHECK(res[2].get(Metric::mpi_latesender) == Approx(1.1));
+    CHECK(res[2].get(Metric::mpi_earlyscan) == Approx(0.0));
+    // The path (waits end when the cause entered): rank 2 from the barrier
+    // back to its receive's wait end [1.1, 1.4], rank 1 from its send back
+    // to its scan wait's end [1.0, 1.1], rank 0 from its scan back to the
+    // start [0, 1.0].
+    CHECK(res[0].get(Metric::critical_path) == Approx(1.0).margin(1e-6));
+    CHECK(res[1].get(Metric::critical_path) == Approx(0.1).margin(1e-6));
+    CHECK(res[2].get(Metric::critical_path) == Approx(0.3).margin(1e-6));
+    // A scan wait has no delay metric (as in Scalasca).
+    CHECK(res[0].get(Metric::delay_latesender) == Approx(0.0));
+  }
+}
