@@ -145,8 +145,12 @@ bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Bound
     auto& w = windows[l];
     auto& p = pending_[l];
     w.location = static_cast<int>(l);
-    w.events.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(cut[l]));
-    p.erase(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(cut[l]));
+    // The window takes the drained events' storage and gives back its own
+    // with the events after the cut: one copy of the (short) tail instead
+    // of the window's events plus a move of the tail.
+    w.events.swap(p);
+    p.assign(w.events.begin() + static_cast<std::ptrdiff_t>(cut[l]), w.events.end());
+    w.events.resize(cut[l]);
     w.dropped = dropped_[l];
     dropped_[l] = 0;
   }
