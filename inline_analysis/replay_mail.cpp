@@ -13,16 +13,17 @@ enum : std::uint8_t { kFixed = 1, kValue = 2 };
 
 }  // namespace
 
-ReplayMail::Key ReplayMail::key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch) {
+ReplayMail::Key ReplayMail::key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch,
+                                std::uint64_t gid) {
   return {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | (static_cast<std::uint64_t>(type) << 8) |
               static_cast<std::uint64_t>(kind),
-          (static_cast<std::uint64_t>(seq) << 32) | epoch};
+          (static_cast<std::uint64_t>(seq) << 32) | epoch, gid};
 }
 
 ReplayMail::Key ReplayMail::waiting_key(std::size_t k, int type) const {
   const SyncPoint& sp = (*points_)[k];
   const SyncKind kind = causes_p2p(sp.kind) ? waiting_kind(sp.kind) : sp.kind;
-  return key(sp.peer, type, static_cast<int>(kind), sp.seq, sp.epoch);
+  return key(sp.peer, type, static_cast<int>(kind), sp.seq, sp.epoch, sp.gid);
 }
 
 void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t) {
@@ -60,6 +61,7 @@ void ReplayMail::queue(int peer, const Key& k, const std::vector<std::byte>& pay
   b.put(static_cast<std::uint8_t>(k.a & 0xff));
   b.put(static_cast<std::uint32_t>(k.b >> 32));
   b.put(static_cast<std::uint32_t>(k.b & 0xffffffffu));
+  b.put(k.c);
   b.put(static_cast<std::uint32_t>(payload.size()));
   b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
 }
@@ -81,20 +83,21 @@ void ReplayMail::ingest(Parcel p) {
   ++received_[p.peer];
   std::size_t off = 0;
   const auto& d = p.data;
-  constexpr std::size_t kHead = 2 + 4 + 4 + 4;  // (queue)
+  constexpr std::size_t kHead = 2 + 4 + 4 + 8 + 4;  // (queue)
   while (off + kHead <= d.size()) {
     ByteReader h(&d[off], kHead);
     const auto type = h.get<std::uint8_t>();
     const auto kind = h.get<std::uint8_t>();
     const auto seq = h.get<std::uint32_t>();
     const auto epoch = h.get<std::uint32_t>();
+    const auto gid = h.get<std::uint64_t>();
     const auto len = h.get<std::uint32_t>();
     off += kHead;
     if (off + len > d.size()) break;
     const std::byte* payload = d.data() + off;
     off += len;
     if (type == kValue) {
-      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch));
+      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch, gid));
       if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
       if (*n >= walked_from_ && !syms_->known(*n)) {
         bind(*n, payload, len);
@@ -102,7 +105,7 @@ void ReplayMail::ingest(Parcel p) {
         continue;
       }
     }
-    arrived_[key(p.peer, type, kind, seq, epoch)] = {arena_.size(), len};  // (kept for its point)
+    arrived_[key(p.peer, type, kind, seq, epoch, gid)] = {arena_.size(), len};  // (kept for its point)
     arena_.insert(arena_.end(), payload, payload + len);
   }
 }
@@ -119,9 +122,10 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
       const auto kind = r.get<std::uint8_t>();
       const auto seq = r.get<std::uint32_t>();
       const auto epoch = r.get<std::uint32_t>();
+      const auto gid = r.get<std::uint64_t>();
       const auto coef = r.get<double>();
       // A value the sender left open: the one we send it for that wait.
-      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch))) {
+      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch, gid))) {
         f.terms.push_back({static_cast<std::uint32_t>(*w), coef});
       }
     }
@@ -150,6 +154,7 @@ bool ReplayMail::try_send(std::size_t k) {
       b.put(static_cast<std::uint8_t>(waiting_kind(c.kind)));
       b.put(c.seq);
       b.put(c.epoch);
+      b.put(c.gid);
       b.put(t.coef);
     }
   }

@@ -57,13 +57,15 @@ class ReplayMail {
 
  private:
   struct Key {
-    std::uint64_t a = 0, b = 0;
-    bool operator==(const Key& o) const { return a == o.a && b == o.b; }
+    std::uint64_t a = 0, b = 0, c = 0;  // (peer, type, kind), (seq, epoch), gid
+    bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
   };
   struct KeyHash {
-    std::size_t operator()(const Key& k) const { return std::hash<std::uint64_t>()(k.a * 0x9E3779B97F4A7C15ull ^ k.b); }
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>()((k.a * 0x9E3779B97F4A7C15ull ^ k.b) * 0xff51afd7ed558ccdull ^ k.c);
+    }
   };
-  static Key key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch);
+  static Key key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch, std::uint64_t gid);
   Key waiting_key(std::size_t k, int type) const;  // of a waiting point / of a cause point's waiting side
   void queue(int peer, const Key& k, const std::vector<std::byte>& payload);
   void flush();

@@ -82,12 +82,13 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   // Notes to the ranks that caused a wait here and learn of it only so:
   // a Late Receiver's receiving side (which of its postings was late) and a
-  // scan's latest lower rank (who waited for it).  Three words each: the
-  // cause's kind, seq and epoch.
+  // scan's latest lower rank (who waited for it).  Four words each: the
+  // cause's kind, seq and gid (two words; 0 for Late Receivers).
   std::map<int, std::vector<std::uint32_t>> notes;
-  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint32_t epoch) {
+  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid) {
     auto& v = notes[peer];
-    v.insert(v.end(), {static_cast<std::uint32_t>(kind), seq, epoch});
+    v.insert(v.end(), {static_cast<std::uint32_t>(kind), seq, static_cast<std::uint32_t>(gid),
+                       static_cast<std::uint32_t>(gid >> 32)});
   };
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
@@ -101,7 +102,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   // Collectives: every analyzed instance bounds intervals; instances in which
   // someone waited are replayed.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> scans;  // scan_key -> event
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> scans;  // (gid, instance) -> event
   for (std::size_t i = 0; i < ev.size(); ++i) {
     if (ev[i].kind != EventKind::CollectiveEnd) continue;
     const std::int32_t l = (*in.links)[i];
@@ -125,17 +126,18 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       case CollKind::Exscan: {
         // Each member waits for its latest lower rank (no delay metric, as
         // in Scalasca), which never waited itself: a pair, like a message.
-        const auto [seq, epoch] = scan_key(r.gid, r.instance);
-        scans[{seq, epoch}] = i;
+        // (An instance's number on its communicator is unique in a window.)
+        const auto seq = static_cast<std::uint32_t>(r.instance);
+        scans[{r.gid, seq}] = i;
         const auto cause = r.prefix.rank;
         if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
         s.kind = SyncKind::ScanWait;
         s.scan = true;
         s.peer = static_cast<int>(cause);
         s.seq = seq;
-        s.epoch = epoch;
+        s.gid = r.gid;
         points_.push_back(s);
-        note(s.peer, SyncKind::ScanCause, seq, epoch);
+        note(s.peer, SyncKind::ScanCause, seq, r.gid);
         continue;
       }
       case CollKind::OneToN:
@@ -154,9 +156,10 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
   }
   for (const auto& [peer, words] : co_await exchange_records(t, notes)) {
-    for (std::size_t j = 0; j + 3 <= words.size(); j += 3) {
+    for (std::size_t j = 0; j + 4 <= words.size(); j += 4) {
       const auto kind = static_cast<SyncKind>(words[j]);
-      const std::uint32_t seq = words[j + 1], epoch = words[j + 2];
+      const std::uint32_t seq = words[j + 1];
+      const std::uint64_t gid = words[j + 2] | (static_cast<std::uint64_t>(words[j + 3]) << 32);
       if (kind == SyncKind::LrRecv) {
         const std::size_t* posting = in.postings.find(send_key(peer, seq));
         if (posting == nullptr) continue;
@@ -166,14 +169,14 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.delay = DelayKind::LateReceiver;
         points_.push_back(s);
       } else if (kind == SyncKind::ScanCause) {
-        const auto found = scans.find({seq, epoch});
+        const auto found = scans.find({gid, seq});
         if (found == scans.end()) continue;
         SyncPoint s = make(SyncKind::ScanCause, found->second);
         s.comm = ev[found->second].comm;
         s.scan = true;
         s.peer = peer;
         s.seq = seq;
-        s.epoch = epoch;
+        s.gid = gid;
         points_.push_back(s);
       }
     }

@@ -59,7 +59,7 @@ struct SyncPoint {
   int peer = -1;                // point to point: world rank of the partner
   std::uint32_t seq = 0;        // point to point: the message's sequence number
   std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds; else 0)
-                                // (Scan kinds: seq and epoch name the instance, scan_key())
+  std::uint64_t gid = 0;        // Scan kinds: the communicator's global id (seq: the instance's number on it)
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
   bool delayed = false;         // collective: some member waited (delay costs are due)
@@ -89,11 +89,7 @@ inline SyncKind waiting_kind(SyncKind cause) {
          : cause == SyncKind::ScanCause ? SyncKind::ScanWait
                                         : SyncKind::LsRecvEarlier;
 }
-// Names a scan instance in a point's (seq, epoch): its number on the
-// communicator and the communicator's global id, folded to 32 bits.
-inline std::pair<std::uint32_t, std::uint32_t> scan_key(std::uint64_t gid, std::uint64_t instance) {
-  return {static_cast<std::uint32_t>(instance), static_cast<std::uint32_t>(gid ^ (gid >> 32))};
-}
+
 
 // A call-path time profile keyed by call-path hash (comparable across ranks).
 struct TimeMap {

@@ -312,3 +312,33 @@ TEST_CASE("a message against a scan's pairs does not stall the backward replay",
     CHECK(res[0].get(Metric::delay_latesender) == Approx(0.0));
   }
 }
+
+TEST_CASE("scan pairs on two communicators stay apart", "[async]") {
+  // Rank 1 waits for rank 0 in the first scan on WORLD (gid 1) and in the
+  // first on another communicator whose gid, (3 << 32) | 2, folded to 32
+  // bits as a first version of the scan pairs did, equals WORLD's: the two
+  // waits then had one mail key and the replay waited forever for the
+  // second fixed part.  Pairs are named by the full gid.
+  for (std::uint64_t seed = 0; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    auto r = make_ranks(2);
+    const std::uint64_t gid = (3ull << 32) | 2;
+    const std::uint16_t b0 = r[0].add_comm(gid, {0, 1}), b1 = r[1].add_comm(gid, {0, 1});
+    r[0].region(0.0, 1.0, kWork);
+    r[0].coll(1.0, 1.1, rt::kRegion_MPI_Scan, -1, 8, 8);
+    r[0].region(1.1, 2.0, kWork);
+    r[0].coll(2.0, 2.1, rt::kRegion_MPI_Scan, -1, 8, 8, b0);
+    r[0].coll(2.1, 2.2, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[1].coll(0.0, 1.1, rt::kRegion_MPI_Scan, -1, 8, 8);      // waits 1.0
+    r[1].region(1.1, 1.2, kSolve);
+    r[1].coll(1.2, 2.1, rt::kRegion_MPI_Scan, -1, 8, 8, b1);  // waits 0.8
+    r[1].coll(2.15, 2.2, rt::kRegion_MPI_Barrier, -1, 0, 0);  // last: the path ends on rank 1
+    for (auto& v : r) v.leave(2.3);
+    const auto res = seed == 0 ? replay(r) : replay(r, {"all"}, {seed, true});
+    CHECK(res[1].get(Metric::mpi_earlyscan) == Approx(1.8));
+    // Rank 1 holds the path back to its second scan's wait end (2.0), rank 0
+    // from there back to the start (it waited nowhere).
+    CHECK(res[0].get(Metric::critical_path) == Approx(2.0).margin(1e-6));
+    CHECK(res[1].get(Metric::critical_path) == Approx(0.2).margin(1e-6));
+  }
+}
