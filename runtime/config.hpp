@@ -25,6 +25,7 @@ bool parse_clock_skew(const std::string& text, ClockSkew& out);
 struct Config {
   ClockSkew test_clock_skew;  // validated with the table's variables
   std::string test_reference;  // empty: off
+  bool test_stall = false;     // ONLINEWS_TEST_STALL=1: rank 1's analysis of the final window waits forever
 #define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) ConfigType_##type field{};
   using ConfigType_Bool = bool;
   using ConfigType_Seconds = double;

@@ -9,6 +9,7 @@
 // programs without such collectives, are cut_protocol.cpp's.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 #include "mpi_transport.hpp"
@@ -104,8 +105,59 @@ void final_epoch(std::uint64_t t_leave) {
   // Every rank is here: drive the remaining epochs to their end.
   // (This thread computes too; while the analysis thread holds the
   // pipeline it leaves the core to it.)
-  while (!s.pipeline->finished()) {
-    if (s.pipeline->advance(std::chrono::nanoseconds(0), true) == Pipeline::Wait::Helper) std::this_thread::yield();
+  //
+  // The safety net: an analysis that waits in a cycle -- only a bug can
+  // make one, but it would hang the job -- is given up.  The ranks agree in
+  // rounds of a small allreduce on WORLD's decision communicator (no cut
+  // decision uses it any more) whether all are done, or whether every rank
+  // that is not has waited for the others, with nothing completing, for
+  // ONLINEWS_FINALIZE_TIMEOUT.  Every rank sees the same round, so all give
+  // up together; a slow rank that still computes or receives keeps the
+  // others waiting, as before.
+  const MPI_Comm decide = s.comms.rec(s.comms.lookup(MPI_COMM_WORLD)).decide;
+  using clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration<double>(s.cfg.finalize_timeout);
+  auto quiet_since = clock::now();
+  std::uint64_t seen = s.transport->progress();
+  int mine[2] = {0, 0}, all[2] = {0, 0};  // {done, done or stalled}, minimum over ranks
+  MPI_Request round = MPI_REQUEST_NULL;
+  for (;;) {
+    Pipeline::Wait w = Pipeline::Wait::Done;
+    if (!s.pipeline->finished()) w = s.pipeline->advance(std::chrono::nanoseconds(0), true);
+    if (w == Pipeline::Wait::Helper) std::this_thread::yield();
+    const auto now = clock::now();
+    if (w != Pipeline::Wait::Remote || s.transport->progress() != seen) {
+      seen = s.transport->progress();
+      quiet_since = now;
+    }
+    if (decide == MPI_COMM_NULL) {  // (cannot happen: WORLD always has one)
+      if (s.pipeline->finished()) break;
+      continue;
+    }
+    if (round == MPI_REQUEST_NULL) {
+      mine[0] = s.pipeline->finished() ? 1 : 0;
+      mine[1] = mine[0] == 1 || now - quiet_since > timeout ? 1 : 0;
+      PMPI_Iallreduce(mine, all, 2, MPI_INT, MPI_MIN, decide, &round);
+    }
+    int done = 0;
+    PMPI_Test(&round, &done, MPI_STATUS_IGNORE);
+    if (!done) continue;
+    if (all[0] == 1) break;
+    if (all[1] == 1) {
+      s.pipeline->abandon();
+      // The analysis' operations stay pending on the tool's WORLD duplicate:
+      // the output's collectives get a clean one (every rank is here).
+      MPI_Comm fresh = MPI_COMM_NULL;
+      if (PMPI_Comm_dup(decide, &fresh) == MPI_SUCCESS) s.tool_world = fresh;
+      char msg[256];
+      std::snprintf(msg, sizeof msg,
+                    "the analysis made no progress on any rank for %.0f s at MPI_Finalize (a bug in onlinews: "
+                    "please report it); the epochs not analyzed yet are given up, the file keeps those finished "
+                    "before (ONLINEWS_FINALIZE_TIMEOUT)",
+                    s.cfg.finalize_timeout);
+      log_warning(msg);
+      break;
+    }
   }
 }
 

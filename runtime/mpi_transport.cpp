@@ -61,7 +61,10 @@ analysis::Task<> MpiTransport::wait(MPI_Request& req) {
     keep_replay_going();
     int done = 0;
     PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) co_return;
+    if (done) {
+      ++progress_;
+      co_return;
+    }
     co_await sched_.next_tick();
   }
 }
@@ -71,7 +74,10 @@ analysis::Task<> MpiTransport::wait_all(std::vector<MPI_Request>& reqs) {
     keep_replay_going();
     int done = 0;
     PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
-    if (done) co_return;
+    if (done) {
+      ++progress_;
+      co_return;
+    }
     co_await sched_.next_tick();
   }
 }
@@ -111,6 +117,7 @@ analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out
       p.data.resize(static_cast<std::size_t>(count));
       PMPI_Mrecv(p.data.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
       in.push_back(std::move(p));
+      ++progress_;
       continue;
     }
     int done = 0;
@@ -123,7 +130,10 @@ analysis::Task<> MpiTransport::exchange(const std::vector<analysis::Parcel>& out
       }
     } else {
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-      if (done) break;
+      if (done) {
+        ++progress_;
+        break;
+      }
     }
     keep_replay_going();
     co_await sched_.next_tick();
@@ -222,6 +232,7 @@ void MpiTransport::receive_replay() {
     std::vector<std::byte> d(static_cast<std::size_t>(count));
     PMPI_Mrecv(d.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     mailbox_[st.MPI_SOURCE].push_back(std::move(d));
+    ++progress_;
   }
 }
 

@@ -38,7 +38,12 @@ class MpiTransport final : public analysis::Transport {
   analysis::Task<> bcast(const analysis::CommDef& comm, int root, std::vector<std::byte>& data) override;
   analysis::Task<> reduce_sum(const analysis::CommDef& comm, int root, double* inout, std::size_t n) override;
 
+  // Operations completed and parcels received so far (MPI_Finalize's
+  // safety net tells a stalled analysis from a slow one by it).
+  std::uint64_t progress() const { return progress_; }
+
  private:
+  std::uint64_t progress_ = 0;
   // Suspends until `req` (and `more`) completed, testing once per tick.
   analysis::Task<> wait(MPI_Request& req);
   analysis::Task<> wait_all(std::vector<MPI_Request>& reqs);

@@ -194,6 +194,9 @@ analysis::Task<> Pipeline::loop() {
     Boundary b;
     while (!take_window(windows, b)) co_await sched.next_tick();
     in_window_ = true;
+    if (s_.cfg.test_stall && s_.rank == 1 && (b.kind & cutkind::kFinal) != 0) {
+      for (;;) co_await sched.next_tick();  // (test: an analysis that waits for the others forever)
+    }
     refresh_definitions(b);
     if (s_.cfg.verbose >= 3) dump_windows(s_, windows);
     if (!s_.cfg.test_reference.empty()) keep_reference(windows);

@@ -72,6 +72,10 @@ class Pipeline {
   // or has not started (else the next events would be dropped).
   void relieve() { drain(false); }
   bool failed() const { return failed_; }
+  // MPI_Finalize's safety net (epoch.cpp): the epochs not analyzed yet are
+  // given up.  The suspended analysis is never resumed (nor destroyed: the
+  // scheduler may still refer to its frames).
+  void abandon() { finished_ = failed_ = true; }
   // MPI thread, before control returns to the application: completes an
   // epoch's append that slices in a wait left in parts, so that a SIGKILL
   // between two application calls finds the file with whole epochs.
