@@ -136,7 +136,7 @@ Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t)
     if (any_scan) co_await t.scan(c, scans.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       st.links[evs[k]] = static_cast<std::int32_t>(colls.size());
-      colls.push_back({recs[k], scans[k], gid, number + k, true});
+      colls.push_back({recs[k], scans[k], number + k, true});
     }
   }
 }

@@ -5,7 +5,6 @@
 #include <optional>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "analysis.hpp"
 #include "pattern.hpp"

@@ -109,7 +109,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   int uncovered = nranks;
   for (std::size_t k = pts.size(); k-- > 1 && all_b == 0;) {
     const SyncPoint& s = pts[k];
-    if (s.scan) continue;  // (a scan bounds no interval)
+    if (is_scan(s.kind)) continue;  // (a scan bounds no interval)
     if (s.kind == SyncKind::Collective) {
       if (s.all_ranks) {
         all_b = k;

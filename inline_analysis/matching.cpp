@@ -6,7 +6,6 @@
 // (posting times, Late Sender amounts) travel back the same way.
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "engine.hpp"
 

@@ -70,8 +70,7 @@ static_assert(std::is_trivially_copyable_v<SendLimit>);
 struct CollResult {
   CollRecord all;             // reduced over the communicator
   ScanRecord prefix{};        // Scan/Exscan only: reduced over ranks <= me
-  std::uint64_t gid = 0;      // the communicator's global id
-  std::uint64_t instance = 0; // the instance's number on it, the same on every member
+  std::uint64_t instance = 0; // the instance's number on its communicator, the same on every member
   bool valid = false;         // false: not analyzed (size-1 comm, mismatch, skipped)
 };
 

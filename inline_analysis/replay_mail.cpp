@@ -138,7 +138,7 @@ bool ReplayMail::try_send(std::size_t k) {
   const int peer = (*points_)[k].peer;
   scratch_.resize(lanes_.size());
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
-    scratch_[s] = syms_->reduce(Sym::of_node(static_cast<std::uint32_t>(k)), s);
+    scratch_[s] = syms_->reduce_node(k, s);
     for (const Term& t : scratch_[s].terms) {
       // Only what the receiver will send us can be left open for it.
       if ((*points_)[t.node].peer != peer || !causes_p2p((*points_)[t.node].kind)) return false;
@@ -176,7 +176,7 @@ void ReplayMail::retry(bool force) {
   held_.resize(w);
 }
 
-Task<const std::vector<std::byte>*> ReplayMail::fixed_for(std::size_t k) {
+Task<ByteReader> ReplayMail::fixed_for(std::size_t k) {
   const Key fk = waiting_key(k, kFixed);
   const Span* s = arrived_.find(fk);
   while (s == nullptr) {
@@ -187,8 +187,9 @@ Task<const std::vector<std::byte>*> ReplayMail::fixed_for(std::size_t k) {
     while (t_->poll(p)) ingest(std::move(p));
     s = arrived_.find(fk);
   }
-  fixed_.assign(arena_.begin() + static_cast<std::ptrdiff_t>(s->offset),
-                arena_.begin() + static_cast<std::ptrdiff_t>(s->offset + s->len));
+  // (The arena only grows in ingest(), which nothing reaches before the
+  // handlers have read the record.)
+  const ByteReader fixed(arena_.data() + s->offset, s->len);
   arrived_.erase(fk);
   const Key vk = waiting_key(k, kValue);
   if (const Span* v = arrived_.find(vk)) {
@@ -197,7 +198,7 @@ Task<const std::vector<std::byte>*> ReplayMail::fixed_for(std::size_t k) {
   } else {
     ++unknown_;
   }
-  co_return &fixed_;
+  co_return fixed;
 }
 
 Task<> ReplayMail::pump() {

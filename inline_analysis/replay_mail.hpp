@@ -19,7 +19,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
-#include <unordered_map>
+#include <functional>
 #include <vector>
 
 #include "bytes.hpp"
@@ -44,9 +44,9 @@ class ReplayMail {
   // as soon as it can be expressed for the receiver.
   void send_value(std::size_t k);
   // Cause point `k` (walked): the waiting side's fixed part, waiting for it
-  // if needed; its value is bound if it arrived.  The bytes stay valid
-  // until the next call.
-  Task<const std::vector<std::byte>*> fixed_for(std::size_t k);
+  // if needed; its value is bound if it arrived.  The reader's bytes stay
+  // valid until the next record arrives.
+  Task<ByteReader> fixed_for(std::size_t k);
   // Sends what is queued and takes what has arrived (never waits).
   Task<> pump();
   // Waits until every walked cause point's value is known, and sends every
@@ -90,7 +90,6 @@ class ReplayMail {
   FlatMap<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
   FlatMap<Key, Span, KeyHash> arrived_;  // records for points not walked yet
   std::vector<std::byte> arena_;
-  std::vector<std::byte> fixed_;  // the last fixed_for's record
   ByteWriter value_;              // scratch of try_send
   std::vector<std::size_t> held_;                                   // waiting points whose value waits
   std::map<int, ByteWriter> out_;                                    // records per peer, not posted yet

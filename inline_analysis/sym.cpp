@@ -90,4 +90,16 @@ Sym SymTable::reduce(const Sym& s, std::size_t slot) {
   return out;
 }
 
+Sym SymTable::reduce_node(std::size_t n, std::size_t slot) {
+  Sym out;
+  if (known(n)) {
+    normalize(n, slot);
+    out.add(form(n, slot));
+    merge(out);
+  } else {
+    out.terms.push_back({static_cast<std::uint32_t>(n), 1.0});
+  }
+  return out;
+}
+
 }  // namespace onlinews::analysis

@@ -71,6 +71,8 @@ class SymTable {
   // `s` with every known node substituted, recursively: a constant plus
   // terms over nodes still unknown.
   Sym reduce(const Sym& s, std::size_t slot);
+  // The same for the value of node `n` (without a temporary Sym::of_node).
+  Sym reduce_node(std::size_t n, std::size_t slot);
 
  private:
   // Substitutes known nodes in node `n`'s own form (memoized until the

@@ -26,7 +26,7 @@ bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchro
 void SyncContext::note_truncated() { ++r_.truncated_; }
 
 Sym SyncContext::incoming(std::size_t slot) {
-  return r_.syms_.reduce(Sym::of_node(static_cast<std::uint32_t>(current_)), slot);
+  return r_.syms_.reduce_node(current_, slot);
 }
 Sym SyncContext::reduce(const Sym& s, std::size_t slot) { return r_.syms_.reduce(s, slot); }
 std::array<double, kMaxLanes> SyncContext::value(const Sym& s, std::size_t slot) {
@@ -37,7 +37,7 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
-    if (s.scan) continue;  // synchronizes only with lower ranks: not a boundary
+    if (is_scan(s.kind)) continue;  // synchronizes only with lower ranks: not a boundary
     if (s.kind == SyncKind::Collective) {
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
@@ -54,7 +54,7 @@ std::size_t SyncContext::previous_with_all(std::size_t k) {
   const SyncPoint& sk = p[k];
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
-    if (s.kind == SyncKind::Collective && !s.scan && (s.all_ranks || s.comm == sk.comm)) return i;
+    if (s.kind == SyncKind::Collective && (s.all_ranks || s.comm == sk.comm)) return i;
   }
   return 0;
 }

@@ -2,9 +2,7 @@
 #include "sync_replay.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <map>
-#include <tuple>
 
 namespace onlinews::analysis {
 namespace {
@@ -82,13 +80,14 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   // Notes to the ranks that caused a wait here and learn of it only so:
   // a Late Receiver's receiving side (which of its postings was late) and a
-  // scan's latest lower rank (who waited for it).  Four words each: the
-  // cause's kind, seq and gid (two words; 0 for Late Receivers).
-  std::map<int, std::vector<std::uint32_t>> notes;
+  // scan's latest lower rank (who waited for it).
+  struct Note {
+    std::uint64_t gid;  // a scan's communicator (0 for Late Receivers)
+    std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq or the scan's instance
+  };
+  std::map<int, std::vector<Note>> notes;
   auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid) {
-    auto& v = notes[peer];
-    v.insert(v.end(), {static_cast<std::uint32_t>(kind), seq, static_cast<std::uint32_t>(gid),
-                       static_cast<std::uint32_t>(gid >> 32)});
+    notes[peer].push_back({gid, static_cast<std::uint32_t>(kind), seq});
   };
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
@@ -128,16 +127,15 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         // in Scalasca), which never waited itself: a pair, like a message.
         // (An instance's number on its communicator is unique in a window.)
         const auto seq = static_cast<std::uint32_t>(r.instance);
-        scans[{r.gid, seq}] = i;
+        scans[{c->gid, seq}] = i;
         const auto cause = r.prefix.rank;
         if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
         s.kind = SyncKind::ScanWait;
-        s.scan = true;
         s.peer = static_cast<int>(cause);
         s.seq = seq;
-        s.gid = r.gid;
+        s.gid = c->gid;
         points_.push_back(s);
-        note(s.peer, SyncKind::ScanCause, seq, r.gid);
+        note(s.peer, SyncKind::ScanCause, seq, c->gid);
         continue;
       }
       case CollKind::OneToN:
@@ -155,11 +153,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     }
     points_.push_back(s);
   }
-  for (const auto& [peer, words] : co_await exchange_records(t, notes)) {
-    for (std::size_t j = 0; j + 4 <= words.size(); j += 4) {
-      const auto kind = static_cast<SyncKind>(words[j]);
-      const std::uint32_t seq = words[j + 1];
-      const std::uint64_t gid = words[j + 2] | (static_cast<std::uint64_t>(words[j + 3]) << 32);
+  for (const auto& [peer, got] : co_await exchange_records(t, notes)) {
+    for (const Note& n : got) {
+      const auto kind = static_cast<SyncKind>(n.kind);
+      const std::uint32_t seq = n.seq;
+      const std::uint64_t gid = n.gid;
       if (kind == SyncKind::LrRecv) {
         const std::size_t* posting = in.postings.find(send_key(peer, seq));
         if (posting == nullptr) continue;
@@ -172,8 +170,6 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         const auto found = scans.find({gid, seq});
         if (found == scans.end()) continue;
         SyncPoint s = make(SyncKind::ScanCause, found->second);
-        s.comm = ev[found->second].comm;
-        s.scan = true;
         s.peer = peer;
         s.seq = seq;
         s.gid = gid;
@@ -284,8 +280,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
       syms_.set_known(k);
       mail_.send_value(k);
     } else if (causes_p2p(sp.kind)) {
-      const std::vector<std::byte>& fixed = *co_await mail_.fixed_for(k);
-      ByteReader r(fixed.data(), fixed.size());  // each handler reads its own fields, in order
+      ByteReader r = co_await mail_.fixed_for(k);  // each handler reads its own fields, in order
       for (auto* h : handlers) {
         if (sp.kind == SyncKind::LsSendEarlier) {
           h->cause_earlier(sp, ctx, r);

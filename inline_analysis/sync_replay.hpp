@@ -15,9 +15,7 @@
 // across it; across a requested cut intervals carry (interval_carry.hpp).
 #pragma once
 #include <cstdint>
-#include <cstring>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "analysis.hpp"
@@ -63,7 +61,6 @@ struct SyncPoint {
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
   bool delayed = false;         // collective: some member waited (delay costs are due)
-  bool scan = false;            // a Scan kind: bounds no interval
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
   std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
@@ -82,6 +79,8 @@ inline bool waits_p2p(const SyncPoint& sp) {
 inline bool causes_p2p(SyncKind k) {
   return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause;
 }
+// Scan pairs bound no interval and carry no delay metric.
+inline bool is_scan(SyncKind k) { return k == SyncKind::ScanWait || k == SyncKind::ScanCause; }
 // The waiting side's kind for a cause's kind (the key both sides use).
 inline SyncKind waiting_kind(SyncKind cause) {
   return cause == SyncKind::LsSend      ? SyncKind::LsRecv

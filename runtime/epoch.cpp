@@ -130,10 +130,6 @@ void final_epoch(std::uint64_t t_leave) {
       seen = s.transport->progress();
       quiet_since = now;
     }
-    if (decide == MPI_COMM_NULL) {  // (cannot happen: WORLD always has one)
-      if (s.pipeline->finished()) break;
-      continue;
-    }
     if (round == MPI_REQUEST_NULL) {
       mine[0] = s.pipeline->finished() ? 1 : 0;
       mine[1] = mine[0] == 1 || now - quiet_since > timeout ? 1 : 0;

@@ -157,7 +157,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     std::vector<Mask> sum(incs_.size() + 1, 0);
     for (std::size_t i = 0; i < incs_.size(); ++i) sum[i + 1] = sum[i] + mask_of(ctx.value(incs_[i], slot));
     auto mask = [&sum](std::size_t b, std::size_t e) { return sum[e] - sum[b]; };
-    start_mask_ = mask(run_, incs_.size());
+    const Mask start_mask = mask(run_, incs_.size());  // the candidates held at the window's start
     for (const Segment& g : segments_) {
       const Mask m = mask(g.begin, g.end);
       if (m == 0) continue;
@@ -189,7 +189,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (!e.ends_synchronized || !pending_.empty()) {
       std::array<double, kCandidates> start{};
       for (int c = 0; c < kCandidates; ++c) {
-        start[c] = (start_mask_ >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
+        start[c] = (start_mask >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
         for (const auto& [rank, m] : held_before) {
           if ((m >> c) & 1) start[c] = rank + 1.0;
         }
@@ -301,7 +301,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
   };
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
-  Mask start_mask_ = 0;           // the candidates held at the window's start (end_walk)
   std::int64_t segment_end_ = 0;
   std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
   std::vector<Piece> pieces_;      // ... booked per call path

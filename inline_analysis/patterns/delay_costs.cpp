@@ -48,7 +48,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   // Scan waits have no delay metric (as in Scalasca): both sides skip them.
   void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) override {
-    if (sp.scan) return;
+    if (is_scan(sp.kind)) return;
     // (Also a wait for a send of the window before, LsRecvEarlier: the
     // sender explains it with its interval kept from that window.)
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
@@ -57,11 +57,11 @@ class DelayCosts final : public Pattern, public SyncHandler {
     put_map(ctx, iv.map, out);
   }
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
-    if (!sp.scan) out = ctx.reduce(cost_[ctx.current()], slot);
+    if (!is_scan(sp.kind)) out = ctx.reduce(cost_[ctx.current()], slot);
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
-    if (sp.scan) return;
+    if (is_scan(sp.kind)) return;
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
     explain(sp, ctx, in, iv.map, iv.waits, iv.start);
   }
@@ -215,7 +215,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
-      if (!waits_p2p(sp) || sp.scan) continue;
+      if (!waits_p2p(sp) || is_scan(sp.kind)) continue;
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;
