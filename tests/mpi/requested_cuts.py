@@ -109,10 +109,16 @@ def expected(mode, r, n, check, label):
         check(n * 0.001 <= cp <= n * 0.00115,
               f"{label}: critical path through slow_stage {cp:.4f} s, expected N x 1 ms (+ sleep overshoot)")
     elif mode == "farm":
+        # The master waits while the three workers compute: N x T / 3 by
+        # design, from the execution's own task times, which carry the
+        # sleeps' overshoot (1.09-1.26 s for a designed 1.0 s on a quiet
+        # machine; the master waited about 1.02x the task time).
         makespan = n * 0.0015 / 3
+        tasks = sum(v("time", rank=w, region="task") for w in (1, 2, 3)) / 3
         m = v("mpi_latesender", rank=0)
-        check(0.85 * makespan <= m <= 1.15 * makespan,
-              f"{label}: the master waits {m:.4f} s, expected about N x T / 3 = {makespan:.4f} s")
+        check(0.85 * tasks <= m <= 1.1 * tasks,
+              f"{label}: the master waits {m:.4f} s, the workers' tasks take {tasks:.4f} s each "
+              f"(N x T / 3 = {makespan:.4f} s by design; 85-110 %)")
         workers = sum(v("mpi_latesender", rank=w) for w in (1, 2, 3))
         # The master computes nothing: the workers wait only while its MPI
         # calls run (microseconds; on a loaded machine the master is also
