@@ -114,9 +114,8 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   // receivers update their matched (or still pending) records.
   auto publish_sends = [&]() -> Task<> {
     std::map<int, std::vector<SendUpdate>> out;
-    send_events.for_each([&](std::uint64_t k, std::size_t i) {
-      const int dest = static_cast<int>(k >> 32);
-      SendRecord& r = outgoing[dest][static_cast<std::uint32_t>(k)];
+    send_events.for_each([&](int dest, std::uint32_t seq, std::size_t i) {
+      SendRecord& r = outgoing[dest][seq];
       const std::int64_t enter = st.annot[i].enter;
       if (enter == r.enter) return;
       r.enter = enter;
@@ -186,10 +185,10 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     for (const SendLimit& s : list) limit_of[send_key(dest, s.seq)] = s.limit;
   }
   std::unordered_map<std::size_t, std::int64_t> room;
-  send_events.for_each([&](std::uint64_t k, std::size_t i) {
+  send_events.for_each([&](int dest, std::uint32_t seq, std::size_t i) {
     const std::size_t e = owner[i];
     if (e == kNoEvent) return;
-    auto l = limit_of.find(k);
+    auto l = limit_of.find(send_key(dest, seq));
     const std::int64_t r =
         l == limit_of.end() ? 0 : std::max<std::int64_t>(l->second - static_cast<std::int64_t>(ev[e].time), 0);
     auto [it, fresh] = room.emplace(e, r);

@@ -140,7 +140,7 @@ struct Analyzer::Impl {
   // For the backward replay at synchronization points.
   SyncReplay sync;
   SyncReplay::Inputs sync_in;
-  FlatMap<std::uint64_t, std::size_t> send_events;  // (dest, seq) -> Send/SendRequest event
+  PeerSeqIndex send_events;  // (dest, seq) -> Send/SendRequest event
   FlatMap<std::size_t, double> late_sender_waits;   // receive event -> Late Sender instance wait
   FlatMap<std::size_t, std::size_t> probe_of;        // receive event -> its probe (exchange_replies)
 

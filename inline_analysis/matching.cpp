@@ -52,7 +52,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
           r.flags |= sendflag::kBlocking;
         }
         list.push_back(r);
-        send_events[send_key(dest, r.seq)] = i;
+        send_events.set(dest, r.seq, i);
         if (e.kind == EventKind::Send) {
           send_refs.push_back({i, {dest, r.seq}});
         } else {
@@ -146,14 +146,16 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
 Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
   // Messages on mixed communicators are left out on both sides (the set is
   // agreed, so sender and receiver skip the same ones).
-  std::map<int, std::vector<SendRecord>> out;
-  for (const auto& [dest, list] : outgoing) {
-    auto& o = out[dest];
-    for (const auto& r : list) {
-      if (!is_mixed(r.comm_gid)) o.push_back(r);
+  std::map<int, std::vector<SendRecord>> filtered;
+  if (!mixed_p2p.empty()) {
+    for (const auto& [dest, list] : outgoing) {
+      auto& o = filtered[dest];
+      for (const auto& r : list) {
+        if (!is_mixed(r.comm_gid)) o.push_back(r);
+      }
     }
   }
-  for (const auto& [src, list] : co_await exchange_records(t, out)) {
+  for (const auto& [src, list] : co_await exchange_records(t, mixed_p2p.empty() ? outgoing : filtered)) {
     for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
   }
   for (auto it = pending.begin(); it != pending.end();) {
@@ -170,8 +172,9 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     realign = 2;
     co_return;
   }
-  std::sort(completed.begin(), completed.end(),
-            [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; });
+  // Receives complete mostly in the order they were posted.
+  const auto by_post = [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; };
+  if (!std::is_sorted(completed.begin(), completed.end(), by_post)) std::sort(completed.begin(), completed.end(), by_post);
   LocationState& st = loc(w.location);
   for (const CompletedRecv& cr : completed) {
     if (is_mixed(cr.comm_gid)) continue;
@@ -204,7 +207,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     if (r.epoch != static_cast<std::uint32_t>(epoch)) {
       ++facts.cross_epoch_messages;
     } else if (cr.post_event != kNoEvent) {
-      sync_in.postings[send_key(r.src, r.seq)] = cr.post_event;
+      sync_in.postings.set(r.src, r.seq, cr.post_event);
     }
     st.links[cr.event] = static_cast<std::int32_t>(matched.size());
     matched.push_back(r);
@@ -270,7 +273,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   for (const auto& [src, list] : got) {
     for (const auto& r : list) {
       if (r.ls_wait <= 0 || r.earlier != 0) continue;
-      if (const std::size_t* ev = send_events.find(send_key(src, r.seq))) sync_in.late_sends.push_back({{src, r.seq}, *ev});
+      if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
     }
   }
   for (const auto& [event, ref] : send_refs) {
@@ -282,9 +285,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   // Sends without a reply: their receive lies in a later window (or never
   // comes); the backward replay keeps their intervals for it.
   if (facts.comm_analysis_skipped) co_return;
-  send_events.for_each([&](std::uint64_t key, std::size_t event) {
-    const int dest = static_cast<int>(key >> 32);
-    const auto seq = static_cast<std::uint32_t>(key & 0xffffffffu);
+  send_events.for_each([&](int dest, std::uint32_t seq, std::size_t event) {
     auto g = by_seq.find(dest);
     if (g != by_seq.end() && seq < g->second.size() && g->second[seq] >= 0) return;
     const EventAnnotation& a = st.annot[event];

@@ -92,7 +92,7 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
   profile.ensure_location(w.location);
   const std::size_t n = w.events.size();
   st.window_first_frame = st.next_frame;
-  st.annot.assign(n, EventAnnotation{});
+  st.annot.resize(n);  // every entry is written below: no fill
   st.links.assign(n, -1);
   st.marks.assign(n, 0);
   // Forward: call paths, enter times and frames from the persistent stack.

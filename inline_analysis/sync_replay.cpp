@@ -159,7 +159,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       const std::uint32_t seq = n.seq;
       const std::uint64_t gid = n.gid;
       if (kind == SyncKind::LrRecv) {
-        const std::size_t* posting = in.postings.find(send_key(peer, seq));
+        const std::size_t* posting = in.postings.find(peer, seq);
         if (posting == nullptr) continue;
         SyncPoint s = make(SyncKind::LrRecv, *posting);
         s.peer = peer;

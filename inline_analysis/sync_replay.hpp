@@ -22,6 +22,7 @@
 #include "bytes.hpp"
 #include "flat_map.hpp"
 #include "interval_carry.hpp"
+#include "peer_seq.hpp"
 #include "pattern.hpp"
 #include "replay_mail.hpp"
 #include "sym.hpp"
@@ -222,7 +223,7 @@ class SyncReplay {
     std::vector<CrossingSend> crossing_sends;
     std::uint32_t epoch = 0;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.
-    FlatMap<std::uint64_t, std::size_t> postings;
+    PeerSeqIndex postings;
     WindowBounds bounds;
     std::uint32_t open_callpath = kNoCallpath;  // open after the window's last event (for an empty window)
     // Empties everything for the next epoch, keeping the containers' memory.

@@ -6,15 +6,6 @@ namespace onlinews::rt {
 ThreadBuffer::ThreadBuffer(std::size_t capacity_events, int thread_index)
     : queue_(capacity_events), capacity_(capacity_events), thread_index_(thread_index) {}
 
-std::size_t ThreadBuffer::drain(std::vector<Event>& out) {
-  const std::size_t avail = queue_.read_available();
-  const std::size_t old = out.size();
-  out.resize(old + avail);
-  const std::size_t got = queue_.pop(out.data() + old, avail);
-  out.resize(old + got);
-  return got;
-}
-
 std::uint64_t ThreadBuffer::take_dropped() { return dropped_.exchange(0, std::memory_order_relaxed); }
 
 ThreadBuffer* BufferRegistry::get_or_create() {

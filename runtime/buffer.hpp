@@ -3,6 +3,7 @@
 // cut, is the only consumer.  Recording never allocates after a thread's
 // first event and never takes a lock.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
 #include <cstdint>
@@ -80,8 +81,21 @@ class ThreadBuffer {
 
 
  public:
-  // Consumer side (the epoch).  Appends everything recorded so far to `out`.
-  std::size_t drain(std::vector<Event>& out);
+  // Consumer side (the epoch).  Appends everything recorded so far to `out`,
+  // each event's time mapped by `time_of` on the way (one pass, and no
+  // zero-fill of the space before the copy).
+  template <class F>
+  std::size_t drain(std::vector<Event>& out, F&& time_of) {
+    const std::size_t need = out.size() + queue_.read_available();
+    if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
+    return queue_.consume_all([&](const Event& e) {
+      out.push_back(e);
+      out.back().time = time_of(e.time);
+    });
+  }
+  std::size_t drain(std::vector<Event>& out) {
+    return drain(out, [](std::uint64_t t) { return t; });
+  }
   // Events dropped since the last call (consumer side).
   std::uint64_t take_dropped();
   // Fill level in [0, 1] (either side; approximate while recording).

@@ -112,9 +112,7 @@ void Pipeline::drain(bool all) {
       }
       sampled = true;
     }
-    const std::size_t old = p.size();
-    b->drain(p);
-    for (std::size_t k = old; k < p.size(); ++k) p[k].time = global_ns(s_, p[k].time);
+    b->drain(p, [this](std::uint64_t raw) { return global_ns(s_, raw); });
     dropped_[static_cast<std::size_t>(i)] += b->take_dropped();
   }
   if (all) {
