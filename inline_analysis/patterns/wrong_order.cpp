@@ -4,6 +4,8 @@
 // that one first would have avoided the wait.  The last 100 instances per
 // location are kept (as in Scalasca), across epochs.  "same" means the
 // earlier message came from the same rank as the late one.
+#include <algorithm>
+#include <climits>
 #include <deque>
 #include <unordered_map>
 
@@ -26,27 +28,43 @@ class WrongOrder final : public Pattern {
   void on_receive(const Event&, ReplayContext& ctx) {
     const SendRecord* s = ctx.matched_send();
     if (s == nullptr) return;
-    auto& ring = rings_[ctx.location()];
-    for (auto it = ring.begin(); it != ring.end();) {
+    Ring& ring = rings_[ctx.location()];
+    // Messages mostly arrive in the order they were sent: then no kept
+    // instance's send is later than this one, and the scan is skipped.
+    if (ring.latest_send <= s->enter) return;
+    ring.latest_send = kNone;
+    for (auto it = ring.list.begin(); it != ring.list.end();) {
       if (it->send_enter > s->enter) {
         const Metric m = it->sender == s->src ? Metric::mpi_lswo_same : Metric::mpi_lswo_different;
         ctx.add_at(m, it->location, it->callpath, it->wait);
         ctx.add_at(Metric::mpi_latesender_wo, it->location, it->callpath, it->wait);
         ctx.add_at(it->bytes == 0 ? Metric::mpi_slswo_count : Metric::mpi_clswo_count, it->location,
                    it->callpath, 1.0);
-        it = ring.erase(it);
+        it = ring.list.erase(it);
       } else {
+        ring.latest_send = std::max(ring.latest_send, it->send_enter);
         ++it;
       }
     }
   }
   void on_late_sender(const LateSenderFinding& f, ReplayContext&) {
-    auto& ring = rings_[f.location];
-    ring.push_back(f);
-    if (ring.size() > kRing) ring.pop_front();
+    Ring& ring = rings_[f.location];
+    ring.list.push_back(f);
+    ring.latest_send = std::max(ring.latest_send, f.send_enter);
+    if (ring.list.size() <= kRing) return;
+    const std::int64_t gone = ring.list.front().send_enter;
+    ring.list.pop_front();
+    if (gone < ring.latest_send) return;
+    ring.latest_send = kNone;
+    for (const LateSenderFinding& k : ring.list) ring.latest_send = std::max(ring.latest_send, k.send_enter);
   }
 
-  std::unordered_map<int, std::deque<LateSenderFinding>> rings_;  // per location
+  static constexpr std::int64_t kNone = INT64_MIN;
+  struct Ring {
+    std::deque<LateSenderFinding> list;
+    std::int64_t latest_send = kNone;  // the latest send_enter in `list`
+  };
+  std::unordered_map<int, Ring> rings_;  // per location
 };
 
 }  // namespace
