@@ -206,6 +206,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     if (q.empty()) pending.erase(it);
     if (r.epoch != static_cast<std::uint32_t>(epoch)) {
       ++facts.cross_epoch_messages;
+      if ((r.flags & sendflag::kSynchronous) != 0) ++facts.crossing_sync_sends;
     } else if (cr.post_event != kNoEvent) {
       sync_in.postings.set(r.src, r.seq, cr.post_event);
     }

@@ -212,8 +212,15 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
     os << line;
   }
   if (in.cross_epoch_messages > 0) {
-    std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (no Late Sender possible there)\n",
+    std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (analyzed in the later epoch)\n",
                   static_cast<unsigned long long>(in.cross_epoch_messages));
+    os << line;
+  }
+  if (in.crossing_sync_sends > 0) {
+    std::snprintf(line, sizeof line,
+                  "onlinews: %llu of them synchronizing (large or synchronous-mode): a Late Receiver wait of their "
+                  "sender is not analyzed (known limitation)\n",
+                  static_cast<unsigned long long>(in.crossing_sync_sends));
     os << line;
   }
   if (!in.output_path.empty()) {
