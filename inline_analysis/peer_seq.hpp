@@ -34,9 +34,19 @@ class PeerSeqIndex {
   }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  // Empties the index; the rows keep their memory for the next epoch.
+  // Empties the index.  Rows keep their memory for the next epoch unless it
+  // is far more than this epoch used: rows are reused by position, not by
+  // peer, so keeping every row's largest size would let memory grow toward
+  // peers x the largest count any peer ever had.
   void clear() {
-    for (std::size_t r = 0; r < used_; ++r) rows_[r].values.clear();
+    for (std::size_t r = 0; r < used_; ++r) {
+      std::vector<std::size_t>& v = rows_[r].values;
+      if (v.capacity() > 4 * v.size() + 1024) {
+        std::vector<std::size_t>().swap(v);
+      } else {
+        v.clear();
+      }
+    }
     slot_.clear();
     used_ = 0;
     size_ = 0;

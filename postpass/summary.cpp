@@ -219,7 +219,7 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   if (in.crossing_sync_sends > 0) {
     std::snprintf(line, sizeof line,
                   "onlinews: %llu of them synchronizing (large or synchronous-mode): a Late Receiver wait of their "
-                  "sender is not analyzed (known limitation)\n",
+                  "sender, if any, is not analyzed (known limitation)\n",
                   static_cast<unsigned long long>(in.crossing_sync_sends));
     os << line;
   }

@@ -5,7 +5,7 @@
 // location are kept (as in Scalasca), across epochs.  "same" means the
 // earlier message came from the same rank as the late one.
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <deque>
 #include <unordered_map>
 
