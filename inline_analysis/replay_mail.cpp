@@ -1,8 +1,6 @@
 // The backward replay's point-to-point records (replay_mail.hpp).
 #include "replay_mail.hpp"
 
-#include <algorithm>
-
 #include "records.hpp"
 #include "sync_replay.hpp"
 
@@ -13,17 +11,20 @@ enum : std::uint8_t { kFixed = 1, kValue = 2 };
 
 }  // namespace
 
-ReplayMail::Key ReplayMail::key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch,
-                                std::uint64_t gid) {
+ReplayMail::Key ReplayMail::key(int peer, int type, const PointId& id) {
   return {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | (static_cast<std::uint64_t>(type) << 8) |
-              static_cast<std::uint64_t>(kind),
-          (static_cast<std::uint64_t>(seq) << 32) | epoch, gid};
+              static_cast<std::uint64_t>(id.kind),
+          (static_cast<std::uint64_t>(id.seq) << 32) | id.epoch, id.gid};
 }
 
 ReplayMail::Key ReplayMail::waiting_key(std::size_t k, int type) const {
+  return key((*points_)[k].peer, type, waiting_id(k));
+}
+
+ReplayMail::PointId ReplayMail::waiting_id(std::size_t k) const {
   const SyncPoint& sp = (*points_)[k];
   const SyncKind kind = causes_p2p(sp.kind) ? waiting_kind(sp.kind) : sp.kind;
-  return key(sp.peer, type, static_cast<int>(kind), sp.seq, sp.epoch, sp.gid);
+  return {static_cast<std::uint8_t>(kind), sp.seq, sp.epoch, sp.gid};
 }
 
 void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t) {
@@ -44,8 +45,7 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   received_.clear();
   // Inside the replay's collective steps, values keep flowing.
   t.set_idle([this] {
-    Parcel p;
-    while (t_->poll(p)) ingest(std::move(p));
+    take_arrived();
     retry(false);
     flush();
   });
@@ -55,49 +55,52 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   }
 }
 
-void ReplayMail::queue(int peer, const Key& k, const std::vector<std::byte>& payload) {
-  ByteWriter& b = out_[peer];
-  b.put(static_cast<std::uint8_t>((k.a >> 8) & 0xff));
-  b.put(static_cast<std::uint8_t>(k.a & 0xff));
-  b.put(static_cast<std::uint32_t>(k.b >> 32));
-  b.put(static_cast<std::uint32_t>(k.b & 0xffffffffu));
-  b.put(k.c);
+// A record for point `k`'s peer: type, the point's id, length, payload.
+void ReplayMail::queue(std::size_t k, int type, const std::vector<std::byte>& payload) {
+  ByteWriter& b = out_[(*points_)[k].peer];
+  b.put(static_cast<std::uint8_t>(type));
+  waiting_id(k).put(b);
   b.put(static_cast<std::uint32_t>(payload.size()));
   b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
 }
 
-void ReplayMail::flush() {
+bool ReplayMail::flush() {
+  bool posted = false;
   for (auto& [peer, b] : out_) {
     if (b.bytes.empty()) continue;
     t_->post(peer, std::move(b.bytes));
     b.bytes = {};
     ++posted_[peer];
+    posted = true;
   }
+  return posted;
+}
+
+void ReplayMail::take_arrived() {
+  Parcel p;
+  while (t_->poll(p)) ingest(std::move(p));
 }
 
 void ReplayMail::send_fixed(std::size_t k, const std::vector<std::byte>& payload) {
-  queue((*points_)[k].peer, waiting_key(k, kFixed), payload);
+  queue(k, kFixed, payload);
 }
 
 void ReplayMail::ingest(Parcel p) {
   ++received_[p.peer];
   std::size_t off = 0;
   const auto& d = p.data;
-  constexpr std::size_t kHead = 2 + 4 + 4 + 8 + 4;  // (queue)
+  constexpr std::size_t kHead = 1 + PointId::kBytes + 4;  // (queue)
   while (off + kHead <= d.size()) {
     ByteReader h(&d[off], kHead);
     const auto type = h.get<std::uint8_t>();
-    const auto kind = h.get<std::uint8_t>();
-    const auto seq = h.get<std::uint32_t>();
-    const auto epoch = h.get<std::uint32_t>();
-    const auto gid = h.get<std::uint64_t>();
+    const PointId id = PointId::get(h);
     const auto len = h.get<std::uint32_t>();
     off += kHead;
     if (off + len > d.size()) break;
     const std::byte* payload = d.data() + off;
     off += len;
     if (type == kValue) {
-      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, kind, seq, epoch, gid));
+      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, id));
       if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
       if (*n >= walked_from_ && !syms_->known(*n)) {
         bind(*n, payload, len);
@@ -105,7 +108,7 @@ void ReplayMail::ingest(Parcel p) {
         continue;
       }
     }
-    arrived_[key(p.peer, type, kind, seq, epoch, gid)] = {arena_.size(), len};  // (kept for its point)
+    arrived_[key(p.peer, type, id)] = {arena_.size(), len};  // (kept for its point)
     arena_.insert(arena_.end(), payload, payload + len);
   }
 }
@@ -119,13 +122,10 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
     for (int i = 0; i < lanes_[s]; ++i) f.c[static_cast<std::size_t>(i)] = r.get<double>();
     const auto n = r.get<std::uint32_t>();
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-      const auto kind = r.get<std::uint8_t>();
-      const auto seq = r.get<std::uint32_t>();
-      const auto epoch = r.get<std::uint32_t>();
-      const auto gid = r.get<std::uint64_t>();
+      const PointId id = PointId::get(r);
       const auto coef = r.get<double>();
       // A value the sender left open: the one we send it for that wait.
-      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, kind, seq, epoch, gid))) {
+      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, id))) {
         f.terms.push_back({static_cast<std::uint32_t>(*w), coef});
       }
     }
@@ -150,15 +150,11 @@ bool ReplayMail::try_send(std::size_t k) {
     for (int i = 0; i < lanes_[s]; ++i) b.put(scratch_[s].c[static_cast<std::size_t>(i)]);
     b.put(static_cast<std::uint32_t>(scratch_[s].terms.size()));
     for (const Term& t : scratch_[s].terms) {
-      const SyncPoint& c = (*points_)[t.node];
-      b.put(static_cast<std::uint8_t>(waiting_kind(c.kind)));
-      b.put(c.seq);
-      b.put(c.epoch);
-      b.put(c.gid);
+      waiting_id(t.node).put(b);  // (t.node is a cause point: its waiting side)
       b.put(t.coef);
     }
   }
-  queue(peer, waiting_key(k, kValue), b.bytes);
+  queue(k, kValue, b.bytes);
   return true;
 }
 
@@ -183,8 +179,7 @@ Task<ByteReader> ReplayMail::fixed_for(std::size_t k) {
     retry(false);
     flush();
     ingest(co_await t_->take_any());
-    Parcel p;
-    while (t_->poll(p)) ingest(std::move(p));
+    take_arrived();
     s = arrived_.find(fk);
   }
   // (The arena only grows in ingest(), which nothing reaches before the
@@ -203,12 +198,10 @@ Task<ByteReader> ReplayMail::fixed_for(std::size_t k) {
 
 Task<> ReplayMail::pump() {
   retry(false);
-  const bool sends = std::any_of(out_.begin(), out_.end(), [](const auto& o) { return !o.second.bytes.empty(); });
-  flush();
+  const bool sends = flush();
   if (!sends && unknown_ == 0 && held_.empty()) co_return;  // (a trip to the MPI thread for nothing)
   co_await t_->pump();
-  Parcel p;
-  while (t_->poll(p)) ingest(std::move(p));
+  take_arrived();
   retry(false);
   flush();
 }
@@ -219,8 +212,7 @@ Task<> ReplayMail::settle() {
     flush();
     if (unknown_ == 0) co_return;
     ingest(co_await t_->take_any());
-    Parcel p;
-    while (t_->poll(p)) ingest(std::move(p));
+    take_arrived();
   }
 }
 

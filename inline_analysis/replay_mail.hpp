@@ -56,6 +56,30 @@ class ReplayMail {
   Task<> finish();
 
  private:
+  // Names a point alike on both ranks of its pair: the waiting side's
+  // SyncKind, the message's seq (or the scan's instance), the epoch and the
+  // communicator's gid.  Records carry it in their header and in every term
+  // of a value.
+  struct PointId {
+    std::uint8_t kind = 0;
+    std::uint32_t seq = 0, epoch = 0;
+    std::uint64_t gid = 0;
+    static constexpr std::size_t kBytes = 1 + 4 + 4 + 8;
+    void put(ByteWriter& b) const {
+      b.put(kind);
+      b.put(seq);
+      b.put(epoch);
+      b.put(gid);
+    }
+    static PointId get(ByteReader& r) {
+      PointId id;
+      id.kind = r.get<std::uint8_t>();
+      id.seq = r.get<std::uint32_t>();
+      id.epoch = r.get<std::uint32_t>();
+      id.gid = r.get<std::uint64_t>();
+      return id;
+    }
+  };
   struct Key {
     std::uint64_t a = 0, b = 0, c = 0;  // (peer, type, kind), (seq, epoch), gid
     bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
@@ -65,10 +89,13 @@ class ReplayMail {
       return std::hash<std::uint64_t>()((k.a * 0x9E3779B97F4A7C15ull ^ k.b) * 0xff51afd7ed558ccdull ^ k.c);
     }
   };
-  static Key key(int peer, int type, int kind, std::uint32_t seq, std::uint32_t epoch, std::uint64_t gid);
-  Key waiting_key(std::size_t k, int type) const;  // of a waiting point / of a cause point's waiting side
-  void queue(int peer, const Key& k, const std::vector<std::byte>& payload);
-  void flush();
+  static Key key(int peer, int type, const PointId& id);
+  // Of a waiting point / of a cause point's waiting side.
+  PointId waiting_id(std::size_t k) const;
+  Key waiting_key(std::size_t k, int type) const;
+  void queue(std::size_t k, int type, const std::vector<std::byte>& payload);
+  bool flush();         // false: nothing was queued
+  void take_arrived();  // ingests every parcel that has arrived (never waits)
   void ingest(Parcel p);
   void bind(std::size_t node, const std::byte* payload, std::size_t len);
   bool try_send(std::size_t k);

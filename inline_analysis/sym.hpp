@@ -49,11 +49,6 @@ struct Sym {
     for (int i = 0; i < kMaxLanes; ++i) c[static_cast<std::size_t>(i)] += scale * o.c[static_cast<std::size_t>(i)];
     for (const Term& t : o.terms) terms.push_back({t.node, scale * t.coef});
   }
-  static Sym of_node(std::uint32_t node) {
-    Sym s;
-    s.terms.push_back({node, 1.0});
-    return s;
-  }
 };
 
 // The values of one window's nodes, per handler (slot).
@@ -71,7 +66,7 @@ class SymTable {
   // `s` with every known node substituted, recursively: a constant plus
   // terms over nodes still unknown.
   Sym reduce(const Sym& s, std::size_t slot);
-  // The same for the value of node `n` (without a temporary Sym::of_node).
+  // The same for the value of node `n` (without building a one-term Sym).
   Sym reduce_node(std::size_t n, std::size_t slot);
 
  private:

@@ -290,7 +290,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
       }
     } else if (sp.kind == SyncKind::Collective && sp.delayed) {
       const CommDef* c = rc.defs().comm(sp.comm);
-      if (sp.wait <= 0 && c->my_rank != sp.reference) {
+      if (!gives_at(sp, c) && c->my_rank != sp.reference) {
         // This member did not wait here: it contributes nothing that
         // depends on its state, and takes its part later (before its next
         // collective step).  Waiting for that step here could wait in a

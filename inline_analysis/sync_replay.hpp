@@ -80,6 +80,13 @@ inline bool waits_p2p(const SyncPoint& sp) {
 inline bool causes_p2p(SyncKind k) {
   return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause;
 }
+// Whether this member gives anything at a delayed collective: only one that
+// waited there (and is not the reference).  The replay defers the step of
+// every other member (sync_replay.cpp), which is safe only because no
+// handler gives anything then: all decide by this one test.
+inline bool gives_at(const SyncPoint& sp, const CommDef* c) {
+  return sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
+}
 // Scan pairs bound no interval and carry no delay metric.
 inline bool is_scan(SyncKind k) { return k == SyncKind::ScanWait || k == SyncKind::ScanCause; }
 // The waiting side's kind for a cause's kind (the key both sides use).

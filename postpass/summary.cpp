@@ -1,5 +1,6 @@
 // The one-screen summary on rank 0's stderr at MPI_Finalize.
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <sstream>
 
@@ -12,6 +13,16 @@ using analysis::Metric;
 using analysis::kMetricCount;
 
 double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+// One formatted line of the summary.
+__attribute__((format(printf, 2, 3))) void say(std::ostream& os, const char* fmt, ...) {
+  char line[512];
+  std::va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(line, sizeof line, fmt, args);
+  va_end(args);
+  os << line;
+}
 
 }  // namespace
 
@@ -56,20 +67,16 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
 
   const double time = metric_total(Metric::time);
   std::ostringstream os;
-  char line[512];
   os << "onlinews: ----------------------------------------------------------------------------\n";
-  std::snprintf(line, sizeof line,
-                "onlinews: %d rank%s x %d thread%s, %.2f s wall time, %d epoch%s (%llu synchronizing and %llu "
-                "requested cut%s; analysis %.3f s)\n",
-                in.ranks, in.ranks == 1 ? "" : "s", in.max_threads, in.max_threads == 1 ? "" : "s", in.wall_seconds,
-                in.epochs, in.epochs == 1 ? "" : "s", static_cast<unsigned long long>(in.sync_cuts),
-                static_cast<unsigned long long>(in.requested_cuts), in.requested_cuts == 1 ? "" : "s",
-                in.analysis_seconds);
-  os << line;
+  say(os, "onlinews: %d rank%s x %d thread%s, %.2f s wall time, %d epoch%s (%llu synchronizing and %llu "
+      "requested cut%s; analysis %.3f s)\n",
+      in.ranks, in.ranks == 1 ? "" : "s", in.max_threads, in.max_threads == 1 ? "" : "s", in.wall_seconds,
+      in.epochs, in.epochs == 1 ? "" : "s", static_cast<unsigned long long>(in.sync_cuts),
+      static_cast<unsigned long long>(in.requested_cuts), in.requested_cuts == 1 ? "" : "s",
+      in.analysis_seconds);
   if (in.analysis_thread_ranks > 0) {
-    std::snprintf(line, sizeof line, "onlinews: analysis threads on %d of %d ranks ran %.3f s of the analysis\n",
-                  in.analysis_thread_ranks, in.ranks, in.analysis_thread_seconds);
-    os << line;
+    say(os, "onlinews: analysis threads on %d of %d ranks ran %.3f s of the analysis\n",
+        in.analysis_thread_ranks, in.ranks, in.analysis_thread_seconds);
   }
   // onlinews' own time: one-time set-up (MPI_T, communicator duplicates,
   // output file) versus the recurring epochs and cut decisions.
@@ -81,12 +88,10 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
     }
   }
   const double overhead = metric_total(Metric::onlinews_overhead);
-  std::snprintf(line, sizeof line,
-                "onlinews: time: computation %.1f %%, MPI %.1f %%, onlinews %.2f %% (set-up %.2f %%, epochs and "
-                "cut decisions %.2f %%)\n",
-                pct(metric_total(Metric::comp), time), pct(metric_total(Metric::mpi), time), pct(overhead, time),
-                pct(setup, time), pct(overhead - setup, time));
-  os << line;
+  say(os, "onlinews: time: computation %.1f %%, MPI %.1f %%, onlinews %.2f %% (set-up %.2f %%, epochs and "
+      "cut decisions %.2f %%)\n",
+      pct(metric_total(Metric::comp), time), pct(metric_total(Metric::mpi), time), pct(overhead, time),
+      pct(setup, time), pct(overhead - setup, time));
 
   std::vector<std::pair<double, Metric>> rows;
   auto add_row = [&](Metric m) {
@@ -110,9 +115,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   if (rows.empty()) {
     os << "onlinews: no wait states found\n";
   } else {
-    std::snprintf(line, sizeof line, "onlinews: %-26s %10s %8s   %-20s %s\n", "wait state", "total [s]", "share",
-                  "most on", "top call path");
-    os << line;
+    say(os, "onlinews: %-26s %10s %8s   %-20s %s\n", "wait state", "total [s]", "share",
+        "most on", "top call path");
     for (const auto& [v, m] : rows) {
       const ValRank& w = worst[static_cast<std::size_t>(idx(m))];
       char most[64];
@@ -121,9 +125,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
       // not read as adding up.
       const std::string label =
           m == Metric::mpi_latesender_wo ? "  of which Wrong Order" : analysis::metric_info(m).display;
-      std::snprintf(line, sizeof line, "onlinews: %-26s %10.3f %7.1f %%   %-20s %s\n", label.c_str(), v,
-                    pct(v, time), most, top_callpath(m).c_str());
-      os << line;
+      say(os, "onlinews: %-26s %10.3f %7.1f %%   %-20s %s\n", label.c_str(), v,
+          pct(v, time), most, top_callpath(m).c_str());
     }
   }
   // Root causes: where the delays that caused the waiting are.
@@ -135,93 +138,71 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
       if (v > 0) causes.emplace_back(v, cp);
     }
     std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::snprintf(line, sizeof line, "onlinews: delays causing it (delay costs, %.3f s in all; most on rank %d):\n",
-                  delay_total, worst[static_cast<std::size_t>(idx(Metric::delay))].r);
-    os << line;
+    say(os, "onlinews: delays causing it (delay costs, %.3f s in all; most on rank %d):\n",
+        delay_total, worst[static_cast<std::size_t>(idx(Metric::delay))].r);
     for (std::size_t i = 0; i < causes.size() && i < 3; ++i) {
-      std::snprintf(line, sizeof line, "onlinews:   %10.3f s  %s\n", causes[i].first,
-                    callpath_name(unified, causes[i].second).c_str());
-      os << line;
+      say(os, "onlinews:   %10.3f s  %s\n", causes[i].first,
+          callpath_name(unified, causes[i].second).c_str());
     }
   }
   const double path = metric_total(Metric::critical_path);
   if (path > 0) {
     const double imbalance = metric_total(Metric::critical_path_imbalance);
-    std::snprintf(line, sizeof line,
-                  "onlinews: critical path %.3f s, of which %.3f s load imbalance; most imbalanced: %s\n", path,
-                  imbalance, imbalance > 0 ? top_callpath(Metric::critical_path_imbalance).c_str() : "-");
-    os << line;
+    say(os, "onlinews: critical path %.3f s, of which %.3f s load imbalance; most imbalanced: %s\n", path,
+        imbalance, imbalance > 0 ? top_callpath(Metric::critical_path_imbalance).c_str() : "-");
   }
   if (in.dropped_events > 0 || in.skipped_epochs > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: WARNING %llu events were dropped (full buffers): %d epoch%s analyzed for time only; "
-                  "raise ONLINEWS_BUFFER\n",
-                  static_cast<unsigned long long>(in.dropped_events), in.skipped_epochs,
-                  in.skipped_epochs == 1 ? "" : "s");
-    os << line;
+    say(os, "onlinews: WARNING %llu events were dropped (full buffers): %d epoch%s analyzed for time only; "
+        "raise ONLINEWS_BUFFER\n",
+        static_cast<unsigned long long>(in.dropped_events), in.skipped_epochs,
+        in.skipped_epochs == 1 ? "" : "s");
   }
   if (in.other_thread_calls > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu MPI calls of threads other than the one that initialized MPI were recorded as "
-                  "time only; their kind of traffic (messages or collectives) on the %llu communicator%s they used was not analyzed\n",
-                  static_cast<unsigned long long>(in.other_thread_calls),
-                  static_cast<unsigned long long>(in.mixed_communicators), in.mixed_communicators == 1 ? "" : "s");
-    os << line;
+    say(os, "onlinews: %llu MPI calls of threads other than the one that initialized MPI were recorded as "
+        "time only; their kind of traffic (messages or collectives) on the %llu communicator%s they used was not analyzed\n",
+        static_cast<unsigned long long>(in.other_thread_calls),
+        static_cast<unsigned long long>(in.mixed_communicators), in.mixed_communicators == 1 ? "" : "s");
   }
   if (in.untracked_calls > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators) were "
-                  "recorded as time only\n",
-                  static_cast<unsigned long long>(in.untracked_calls));
-    os << line;
+    say(os, "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators) were "
+        "recorded as time only\n",
+        static_cast<unsigned long long>(in.untracked_calls));
   }
   if (in.unmatched_receives > 0) {
-    std::snprintf(line, sizeof line, "onlinews: %llu receives without a matching send\n",
-                  static_cast<unsigned long long>(in.unmatched_receives));
-    os << line;
+    say(os, "onlinews: %llu receives without a matching send\n",
+        static_cast<unsigned long long>(in.unmatched_receives));
   }
   if (in.split_collectives > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu collective instance%s fell across a requested cut (one member's Leave before "
-                  "it, another's after) and %s not analyzed\n",
-                  static_cast<unsigned long long>(in.split_collectives), in.split_collectives == 1 ? "" : "s",
-                  in.split_collectives == 1 ? "was" : "were");
-    os << line;
+    say(os, "onlinews: %llu collective instance%s fell across a requested cut (one member's Leave before "
+        "it, another's after) and %s not analyzed\n",
+        static_cast<unsigned long long>(in.split_collectives), in.split_collectives == 1 ? "" : "s",
+        in.split_collectives == 1 ? "was" : "were");
   }
   if (in.unreceived_probes > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
-                  "epoch (not analyzed)\n",
-                  static_cast<unsigned long long>(in.unreceived_probes));
-    os << line;
+    say(os, "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
+        "epoch (not analyzed)\n",
+        static_cast<unsigned long long>(in.unreceived_probes));
   }
   if (in.clock_domains > 1 || in.clock_violations > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: clocks: %d domains, offsets up to %.6f s corrected; %llu receives/probes before their "
-                  "send found, %llu corrected\n",
-                  in.clock_domains, in.clock_offset_max_seconds,
-                  static_cast<unsigned long long>(in.clock_violations),
-                  static_cast<unsigned long long>(in.clock_violations_corrected));
-    os << line;
+    say(os, "onlinews: clocks: %d domains, offsets up to %.6f s corrected; %llu receives/probes before their "
+        "send found, %llu corrected\n",
+        in.clock_domains, in.clock_offset_max_seconds,
+        static_cast<unsigned long long>(in.clock_violations),
+        static_cast<unsigned long long>(in.clock_violations_corrected));
   }
   if (in.truncated_intervals > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu delay-cost interval%s reaching back across a window analyzed for time only "
-                  "were cut short at the next window (delay costs slightly low there)\n",
-                  static_cast<unsigned long long>(in.truncated_intervals), in.truncated_intervals == 1 ? "" : "s");
-    os << line;
+    say(os, "onlinews: %llu delay-cost interval%s reaching back across a window analyzed for time only "
+        "were cut short at the next window (delay costs slightly low there)\n",
+        static_cast<unsigned long long>(in.truncated_intervals), in.truncated_intervals == 1 ? "" : "s");
   }
   if (in.cross_epoch_messages > 0) {
-    std::snprintf(line, sizeof line, "onlinews: %llu messages crossed an epoch cut (analyzed in the later epoch)\n",
-                  static_cast<unsigned long long>(in.cross_epoch_messages));
-    os << line;
+    say(os, "onlinews: %llu messages crossed an epoch cut (analyzed in the later epoch)\n",
+        static_cast<unsigned long long>(in.cross_epoch_messages));
   }
   if (in.crossing_sync_sends > 0) {
-    std::snprintf(line, sizeof line,
-                  "onlinews: %llu of them synchronizing (large or synchronous-mode): a Late Receiver wait of their "
-                  "sender, if any, is not analyzed (known limitation)\n",
-                  static_cast<unsigned long long>(in.crossing_sync_sends));
-    os << line;
+    say(os, "onlinews: %llu of them synchronizing (large or synchronous-mode): a Late Receiver wait of their "
+        "sender, if any, is not analyzed (known limitation)\n",
+        static_cast<unsigned long long>(in.crossing_sync_sends));
   }
   if (!in.output_path.empty()) {
     os << "onlinews: results: " << in.output_path << "\n";

@@ -257,7 +257,7 @@ analysis::Task<analysis::Parcel> MpiTransport::take_any() {
     for (;;) {
       send_posted();
       receive_replay();
-      if (!p.data.empty() || poll(p)) break;
+      if (poll(p)) break;
       co_await sched_.next_tick();
     }
     co_await sched_.back_to(home);

@@ -137,8 +137,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     const CommDef* c = ctx.defs().comm(sp.comm);
     // (Only a member that waited here gives, and its values are known: the
     // others may take their part later in the walk, sync_replay.cpp.)
-    const bool waited = sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
-    const Mask m = waited ? known_mask(ctx) : 0;
+    const Mask m = gives_at(sp, c) ? known_mask(ctx) : 0;
     const bool gives = m != 0;
     put_mask(out, gives ? m : 0);
     if (gives) hand_over(sp);

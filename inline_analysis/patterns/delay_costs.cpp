@@ -148,7 +148,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const std::size_t base = out.size();
     out.resize(base + (1 + kDelayKinds) * n + 1 + kDelayKinds, 0.0);
     const CommDef* c = ctx.defs().comm(sp.comm);
-    if (sp.wait <= 0 || c == nullptr || c->my_rank == sp.reference) return;
+    if (!gives_at(sp, c)) return;
     const auto iv = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference));
     if (iv.truncated) ctx.note_truncated();
     const TimeMap& mine = iv.map;
