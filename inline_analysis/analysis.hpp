@@ -58,8 +58,12 @@ struct EpochFacts {
   bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
   std::uint64_t truncated_intervals = 0;   // delay-cost intervals cut short (after a time-only window)
   std::uint64_t split_collectives = 0;     // own collective instances a requested cut split (not analyzed)
-  std::uint64_t crossing_sync_sends = 0;   // of the cross-epoch messages, synchronizing ones (a Late
-                                           // Receiver wait on them is not analyzed; docs/design.md)
+  // Synchronizing messages across a cut whose Late Receiver analysis is
+  // incomplete (docs/design.md): the sending call that may have waited was
+  // analyzed in a window before the receiver's reply (the wait is lost), or
+  // the receive was posted in a window walked before the wait's (counted by
+  // the receiver: the wait is found, its delay costs are not).
+  std::uint64_t crossing_sync_sends = 0;
   // Local work (not waiting), as far as the driver's slices show it:
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points

@@ -37,7 +37,7 @@ struct OpenRecv {  // a receive request posted but not completed yet
   int src = -1;            // requested source (world rank), -1 = any
   std::int32_t tag = -1;   // requested tag, kAnyTag = any
 };
-struct OpenSend {  // a send request started but not completed yet
+struct OpenSend {  // a send request started but not completed yet (or a blocking send open at the cut)
   int dest = -1;
   std::uint32_t seq = 0;
   int epoch = -1;
@@ -99,6 +99,9 @@ struct Analyzer::Impl {
   std::uint64_t next_post_seq = 0;
   FlatMap<std::uint32_t, OpenRecv> open_recvs;
   FlatMap<std::uint32_t, OpenSend> open_sends;
+  // Synchronizing blocking sends whose call was still open at the window's
+  // end, by frame: their Leave in a later window completes them.
+  FlatMap<std::uint32_t, OpenSend> open_blocking;
   std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
   // Windows left to match carefully after one that lost events (see
   // exchange_and_match): sends of the lost window are gone from `pending`.
@@ -119,6 +122,10 @@ struct Analyzer::Impl {
   std::vector<CompletedRecv> completed;
   std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
+  // Completions in this window of sends recorded in an earlier one (a
+  // SendComplete, or the Leave of a blocking send open at the cut), for
+  // the receivers' replies of synchronizing messages (Late Receiver).
+  std::map<EpochSendKey, std::size_t> earlier_refs;
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
   // comm id -> this window's instances that every member has in its window.
   struct AgreedInstances {

@@ -35,8 +35,10 @@ struct LateReceiverFinding {
   double wait = 0;
   int receiver = -1;
   std::uint64_t bytes = 0;
-  std::size_t event = 0;         // the Send / SendComplete event that waited longest
+  std::size_t event = 0;         // the Send / SendComplete event that waited longest (or the
+                                 // Leave of a blocking send entered before the window)
   std::uint32_t seq = 0;         // its message's sequence number to `receiver`
+  std::uint32_t send_epoch = 0;  // the epoch the send was recorded in (seq counts there)
 };
 
 // A rank waited in a collective (barrier, N x N, broadcast, reduce, scan,

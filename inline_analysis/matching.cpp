@@ -55,6 +55,12 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         send_events.set(dest, r.seq, i);
         if (e.kind == EventKind::Send) {
           send_refs.push_back({i, {dest, r.seq}});
+          // A blocking synchronizing send still waiting at the cut: its
+          // receive may be posted in a later window, and its Leave there
+          // is the call that waited for it (Late Receiver).
+          const bool sync_blocking = (r.flags & (sendflag::kSynchronous | sendflag::kBlocking)) ==
+                                     (sendflag::kSynchronous | sendflag::kBlocking);
+          if (sync_blocking && a.leave == kOpen) open_blocking[a.frame] = {dest, r.seq, epoch};
         } else {
           open_sends[e.request] = {dest, r.seq, epoch};
         }
@@ -63,8 +69,20 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
       case EventKind::SendComplete: {
         const OpenSend* o = open_sends.find(e.request);
         if (o == nullptr) break;
-        if (o->epoch == epoch) send_refs.push_back({i, {o->dest, o->seq}});
+        if (o->epoch == epoch) {
+          send_refs.push_back({i, {o->dest, o->seq}});
+        } else {
+          earlier_refs[{o->dest, o->seq, static_cast<std::uint32_t>(o->epoch)}] = i;
+        }
         open_sends.erase(e.request);
+        break;
+      }
+      case EventKind::Leave: {
+        if (open_blocking.empty()) break;
+        const OpenSend* o = open_blocking.find(a.frame);
+        if (o == nullptr) break;
+        earlier_refs[{o->dest, o->seq, static_cast<std::uint32_t>(o->epoch)}] = i;
+        open_blocking.erase(a.frame);
         break;
       }
       case EventKind::Probe: {
@@ -167,6 +185,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     pending.clear();
     open_recvs.clear();
     open_sends.clear();
+    open_blocking.clear();
     pending_probes.clear();
     current_match = 0;
     realign = 2;
@@ -206,7 +225,10 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     if (q.empty()) pending.erase(it);
     if (r.epoch != static_cast<std::uint32_t>(epoch)) {
       ++facts.cross_epoch_messages;
-      if ((r.flags & sendflag::kSynchronous) != 0) ++facts.crossing_sync_sends;
+      // (Only a synchronizing send can wait for its posting.)
+      if ((r.flags & sendflag::kSynchronous) != 0 && cr.post_event != kNoEvent) {
+        sync_in.earlier_postings[{r.src, r.seq, r.epoch}] = cr.post_event;
+      }
     } else if (cr.post_event != kNoEvent) {
       sync_in.postings.set(r.src, r.seq, cr.post_event);
     }
@@ -251,8 +273,10 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     const std::size_t* pr = probe_of.find(cr.event);
     if (const double* ls = late_sender_waits.find(pr != nullptr ? *pr : cr.event)) r.ls_wait = *ls;
     // The sender's epoch is over: it needs only to hear of a wait for it
-    // (its interval was kept, sync_replay.hpp LsSendEarlier).
-    if (r.earlier != 0 && r.ls_wait <= 0) continue;
+    // (its interval was kept, sync_replay.hpp LsSendEarlier), or, for a
+    // synchronizing send, when the receive was posted (its completion,
+    // in this window, may have waited for that: Late Receiver).
+    if (r.earlier != 0 && r.ls_wait <= 0 && (r.flags & sendflag::kSynchronous) == 0) continue;
     back[s.src].push_back(r);
   }
   auto got = co_await exchange_records(t, back);
@@ -262,8 +286,22 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   for (auto& [src, list] : got) {
     auto& idx = by_seq[src];
     for (std::size_t k = 0; k < list.size(); ++k) {
-      if (list[k].earlier != 0) {
-        if (list[k].ls_wait > 0) sync_in.late_earlier_sends.emplace_back(src, list[k].seq, list[k].epoch);
+      const ReplyRecord& r = list[k];
+      if (r.earlier != 0) {
+        if (r.ls_wait > 0) sync_in.late_earlier_sends.emplace_back(src, r.seq, r.epoch);
+        if ((r.flags & sendflag::kSynchronous) != 0) {
+          // Linked to its completion in this window; a completion in
+          // another window (the send returned before the cut, or its
+          // Wait comes after the next one) is not analyzed, and counted
+          // unless the receive waited itself (then it was no Late Receiver).
+          const auto ref = earlier_refs.find({src, r.seq, r.epoch});
+          if (ref != earlier_refs.end()) {
+            st.links[ref->second] = static_cast<std::int32_t>(replies.size());
+            replies.push_back(r);
+          } else if (r.ls_wait <= 0) {
+            ++facts.crossing_sync_sends;
+          }
+        }
         continue;
       }
       const std::uint32_t q = list[k].seq;

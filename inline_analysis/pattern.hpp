@@ -77,6 +77,10 @@ class Pattern {
   virtual void subscribe(Dispatch& d) = 0;
   // Called once per epoch after both walks (e.g. to flush per-epoch state).
   virtual void on_epoch_end(ReplayContext&) {}
+  // Called when the backward walk of a location has passed its window's
+  // first event (the context stands on that location): a call entered
+  // before the window has no Enter in it to close its instance at.
+  virtual void on_backward_done(ReplayContext&) {}
 };
 
 struct PatternEntry {
@@ -160,10 +164,13 @@ class ReplayContext {
   bool probed() const {
     return marks_ != nullptr && index_ < marks_->size() && ((*marks_)[index_] & mark::kProbed) != 0;
   }
-  // Send / SendComplete: the receiver's reply (only after the reply exchange).
+  // Send / SendComplete: the receiver's reply (only after the reply exchange);
+  // also the Leave of a blocking send entered in an earlier window, whose
+  // Send event lies there.
   const ReplyRecord* reply() const {
     const EventKind k = event().kind;
-    return (k == EventKind::Send || k == EventKind::SendComplete) ? link_into(replies_) : nullptr;
+    return (k == EventKind::Send || k == EventKind::SendComplete || k == EventKind::Leave) ? link_into(replies_)
+                                                                                           : nullptr;
   }
   // CollectiveEnd: the reduced instance.
   const CollResult* collective() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -80,6 +81,10 @@ struct CollResult {
 inline std::uint64_t send_key(int peer, std::uint32_t seq) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | seq;
 }
+
+// Names a message of any epoch: (the peer's world rank, the send's seq, the
+// epoch the send was recorded in).  For the few messages that cross a cut.
+using EpochSendKey = std::tuple<int, std::uint32_t, std::uint32_t>;
 
 // Raw-byte packing of record lists (all ranks run the same binary).
 template <class T>

@@ -149,6 +149,9 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       ctx.set_index(i);
       for (const auto& h : dispatch.handlers(ph, e.kind)) h(e, ctx);
     }
+    if (ph == Phase::Backward) {
+      for (auto& p : patterns) p->on_backward_done(ctx);
+    }
   }
 }
 
@@ -183,6 +186,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.completed.clear();
   m.outgoing.clear();
   m.send_refs.clear();
+  m.earlier_refs.clear();
   m.coll_events.clear();
   m.send_events.clear();
   m.probed.clear();
@@ -242,6 +246,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, transport);
     m.facts.truncated_intervals = m.sync.truncated();
+    m.facts.crossing_sync_sends += m.sync.unexplained();
   } else if (m.facts.comm_analysis_skipped) {
     m.sync.forget_intervals();
   }

@@ -84,10 +84,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   struct Note {
     std::uint64_t gid;  // a scan's communicator (0 for Late Receivers)
     std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq or the scan's instance
+    std::uint32_t epoch, pad;  // Late Receivers: the send's epoch
   };
   std::map<int, std::vector<Note>> notes;
-  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid) {
-    notes[peer].push_back({gid, static_cast<std::uint32_t>(kind), seq});
+  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid, std::uint32_t epoch) {
+    notes[peer].push_back({gid, static_cast<std::uint32_t>(kind), seq, epoch, 0});
   };
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
@@ -95,9 +96,12 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.wait = f.wait;
     s.peer = f.receiver;
     s.seq = f.seq;
+    // Named with the send's epoch on both sides: a send of the window
+    // before (its call waited across the cut) has a seq of that epoch.
+    s.epoch = f.send_epoch;
     s.delay = DelayKind::LateReceiver;
     points_.push_back(s);
-    note(f.receiver, SyncKind::LrRecv, f.seq, 0);
+    note(f.receiver, SyncKind::LrRecv, f.seq, 0, f.send_epoch);
   }
   // Collectives: every analyzed instance bounds intervals; instances in which
   // someone waited are replayed.
@@ -135,7 +139,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.seq = seq;
         s.gid = c->gid;
         points_.push_back(s);
-        note(s.peer, SyncKind::ScanCause, seq, c->gid);
+        note(s.peer, SyncKind::ScanCause, seq, c->gid, 0);
         continue;
       }
       case CollKind::OneToN:
@@ -159,11 +163,22 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       const std::uint32_t seq = n.seq;
       const std::uint64_t gid = n.gid;
       if (kind == SyncKind::LrRecv) {
-        const std::size_t* posting = in.postings.find(peer, seq);
-        if (posting == nullptr) continue;
+        const std::size_t* posting = nullptr;
+        if (n.epoch == in.epoch) {
+          posting = in.postings.find(peer, seq);
+        } else {
+          const auto e = in.earlier_postings.find({peer, seq, n.epoch});
+          if (e != in.earlier_postings.end()) posting = &e->second;
+        }
+        // A posting in a window walked already explains nothing here.
+        if (posting == nullptr) {
+          ++unexplained_;
+          continue;
+        }
         SyncPoint s = make(SyncKind::LrRecv, *posting);
         s.peer = peer;
         s.seq = seq;
+        s.epoch = n.epoch;
         s.delay = DelayKind::LateReceiver;
         points_.push_back(s);
       } else if (kind == SyncKind::ScanCause) {
@@ -240,6 +255,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   in_ = &in;
   transport_ = &t;
   truncated_ = 0;
+  unexplained_ = 0;
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);

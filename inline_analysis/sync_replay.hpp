@@ -15,6 +15,7 @@
 // across it; across a requested cut intervals carry (interval_carry.hpp).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <tuple>
 #include <vector>
 
@@ -57,7 +58,7 @@ struct SyncPoint {
   std::uint32_t callpath = kNoCallpath;
   int peer = -1;                // point to point: world rank of the partner
   std::uint32_t seq = 0;        // point to point: the message's sequence number
-  std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds; else 0)
+  std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds and the Late Receiver pair; else 0)
   std::uint64_t gid = 0;        // Scan kinds: the communicator's global id (seq: the instance's number on it)
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
@@ -231,6 +232,8 @@ class SyncReplay {
     std::uint32_t epoch = 0;
     // Receive postings of this epoch's messages: (sender, seq) -> posting event.
     PeerSeqIndex postings;
+    // ... of synchronizing messages sent in an earlier epoch: (sender, seq, epoch).
+    std::map<EpochSendKey, std::size_t> earlier_postings;
     WindowBounds bounds;
     std::uint32_t open_callpath = kNoCallpath;  // open after the window's last event (for an empty window)
     // Empties everything for the next epoch, keeping the containers' memory.
@@ -248,6 +251,7 @@ class SyncReplay {
       crossing_sends.clear();
       epoch = 0;
       postings.clear();
+      earlier_postings.clear();
       bounds = b;
       open_callpath = kNoCallpath;
     }
@@ -255,6 +259,9 @@ class SyncReplay {
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
   // Waits of the last run whose interval a requested cut truncated.
   std::uint64_t truncated() const { return truncated_; }
+  // Late Receiver waits of the last run whose receive was posted in a
+  // window walked before (the wait is found; its delay costs are not).
+  std::uint64_t unexplained() const { return unexplained_; }
   // A window was analyzed for time only: intervals across it are unknown.
   void forget_intervals() { carry_.invalidate(); }
   // Collective over all ranks.
@@ -273,6 +280,7 @@ class SyncReplay {
   std::vector<double> scratch_;
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
+  std::uint64_t unexplained_ = 0;
   IntervalCarry carry_;
   SymTable syms_;
   ReplayMail mail_;

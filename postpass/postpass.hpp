@@ -60,7 +60,7 @@ struct SummaryInput {
   std::uint64_t sync_cuts = 0, requested_cuts = 0;  // epochs ended by each kind of cut
   std::uint64_t truncated_intervals = 0;          // delay-cost intervals cut short (after a time-only window)
   std::uint64_t split_collectives = 0;            // member instances a requested cut split (not analyzed)
-  std::uint64_t crossing_sync_sends = 0;          // synchronizing messages across a cut (no Late Receiver analysis)
+  std::uint64_t crossing_sync_sends = 0;          // synchronizing messages across a cut, Late Receiver incomplete
   int rows = 8;
 };
 

@@ -200,8 +200,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.cross_epoch_messages));
   }
   if (in.crossing_sync_sends > 0) {
-    say(os, "onlinews: %llu of them synchronizing (large or synchronous-mode): a Late Receiver wait of their "
-        "sender, if any, is not analyzed (known limitation)\n",
+    say(os, "onlinews: %llu synchronizing messages (large or synchronous-mode) crossed a cut where their sender's "
+        "Late Receiver wait, if any, could not be analyzed in full (known limitation, docs/design.md)\n",
         static_cast<unsigned long long>(in.crossing_sync_sends));
   }
   if (!in.output_path.empty()) {

@@ -7,6 +7,10 @@
 // if the call was still running when the receive was posted.  A Waitall or
 // Waitsome counts once, with its largest wait, and not at all if it was
 // already a Late Sender (the receive side explains that call's time).
+// A message that crosses a requested cut is analyzed in the window where
+// the receiver's reply and the completion meet: the Wait there, or the
+// Leave of a blocking send whose call was open at the cut (matching.cpp
+// links them; the call's Enter lies before the window).
 #include <set>
 
 #include "../pattern.hpp"
@@ -20,6 +24,7 @@ class LateReceiver final : public Pattern {
     d.on_finding<LateSenderFinding>(this, &LateReceiver::on_late_sender);
     d.on_event(Phase::Backward, EventKind::Send, this, &LateReceiver::on_send);
     d.on_event(Phase::Backward, EventKind::SendComplete, this, &LateReceiver::on_send);
+    d.on_event(Phase::Backward, EventKind::Leave, this, &LateReceiver::on_send);
     d.on_event(Phase::Backward, EventKind::Enter, this, &LateReceiver::on_enter);
   }
   void on_epoch_end(ReplayContext&) override { late_sender_calls_.clear(); }
@@ -34,7 +39,7 @@ class LateReceiver final : public Pattern {
   void on_send(const Event& e, ReplayContext& ctx) {
     const ReplyRecord* r = ctx.reply();
     if (r == nullptr || (r->flags & sendflag::kSynchronous) == 0) return;
-    if (e.kind == EventKind::Send && (r->flags & sendflag::kBlocking) == 0) return;
+    if (e.kind != EventKind::SendComplete && (r->flags & sendflag::kBlocking) == 0) return;
     if ((e.flags & evflag::kByTest) != 0) return;
     const RegionDef* reg = ctx.region();
     if (reg == nullptr) return;
@@ -48,15 +53,22 @@ class LateReceiver final : public Pattern {
       cur_.valid = true;
       cur_.location = ctx.location();
       cur_.frame = ctx.frame();
-      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq};
+      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq,
+                      r->epoch};
     }
   }
   // Walking backward, a call's Enter comes after all its events.
   void on_enter(const Event&, ReplayContext& ctx) {
-    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) return;
+    if (cur_.valid && cur_.location == ctx.location() && cur_.frame == ctx.frame()) emit(ctx);
+  }
+  // A call entered before the window: its events were walked last.
+  void on_backward_done(ReplayContext& ctx) override {
+    if (cur_.valid) emit(ctx);
+  }
+  void emit(ReplayContext& ctx) {
     const LateReceiverFinding& f = cur_.finding;
-    ctx.add(Metric::mpi_latereceiver, f.wait);
-    ctx.add(f.bytes == 0 ? Metric::mpi_slr_count : Metric::mpi_clr_count, 1.0);
+    ctx.add_at(Metric::mpi_latereceiver, f.location, f.callpath, f.wait);
+    ctx.add_at(f.bytes == 0 ? Metric::mpi_slr_count : Metric::mpi_clr_count, f.location, f.callpath, 1.0);
     ctx.publish(f);
     cur_ = Current{};
   }

@@ -34,6 +34,20 @@
  *             it: all delay costs lie in rank 3's compute (short-term for
  *             rank 0's waits, long-term for ranks 1 and 2), and the critical
  *             path runs through it.
+ *   handshake synchronizing messages whose receive is posted late, so that
+ *             many cross a requested cut while the sender waits (Late
+ *             Receiver).  Ranks 0 and 2 each send an item to rank 1 and 3
+ *             every iteration: they prepare it (P = 10 ms, "prepare"), rank
+ *             0 sends it with a blocking MPI_Ssend, rank 2 with MPI_Issend
+ *             and MPI_Wait.  Ranks 1 and 3 digest the previous item first (D
+ *             = 20 ms, "digest"), then post MPI_Recv.  The receivers set the
+ *             pace: every send waits D - P = 10 ms for its receive (Late
+ *             Receiver on ranks 0 and 2: N x 10 ms each, 1.5 s for N = 150),
+ *             caused by the digest (delay costs there, short-term); the
+ *             receivers never wait (Late Sender 0), and the critical path
+ *             runs through the digest (N x D).  Run with
+ *             ONLINEWS_EPOCH_SECONDS=0.05, a cut falls inside a waiting send
+ *             about every other time.
  *
  * tests/mpi/requested_cuts.py runs each with a buffer small enough for tens
  * of requested cuts and as one epoch, and compares. */
@@ -93,6 +107,26 @@ static void ring(int rank, int size, int n) {
   }
 }
 
+static void handshake(int rank, int n) {
+  double item[8] = {0};
+  for (int i = 0; i < n; ++i) {
+    if (rank % 2 == 0) {
+      region_sleep("prepare", 0.010);
+      item[0] = i;
+      if (rank == 0) {
+        MPI_Ssend(item, 8, MPI_DOUBLE, rank + 1, i, MPI_COMM_WORLD);
+      } else {
+        MPI_Request q;
+        MPI_Issend(item, 8, MPI_DOUBLE, rank + 1, i, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+      }
+    } else {
+      region_sleep("digest", 0.020);
+      MPI_Recv(item, 8, MPI_DOUBLE, rank - 1, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = world_rank(), size = world_size();
@@ -106,6 +140,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "pipeline") == 0) pipeline(rank, n);
   if (strcmp(mode, "farm") == 0) farm(rank, size, n);
   if (strcmp(mode, "ring") == 0) ring(rank, size, n);
+  if (strcmp(mode, "handshake") == 0) handshake(rank, n);
   MPI_Finalize();
   return 0;
 }

@@ -64,8 +64,16 @@ def iterations(args, mode):
     """The farm records fewest events per second: 4/3 of the tasks give it
     at least 10 requested cuts (its backward replay takes a constant number
     of rounds per window: longer runs do not drop events either, 20 000
-    tasks were tried; docs/design.md)."""
-    return 4 * args.n // 3 if mode == "farm" else args.n
+    tasks were tried; docs/design.md).  The handshake's cuts come from
+    ONLINEWS_EPOCH_SECONDS (MODE_ENV): 150 iterations of 20 ms give 10-15
+    (the analysis advances only at the ranks' MPI calls, one per 20 ms)."""
+    return 4 * args.n // 3 if mode == "farm" else 150 if mode == "handshake" else args.n
+
+
+# Settings of a mode's requested run.  The handshake records a few hundred
+# events: its cuts are due by time (every 1.2 x 0.05 s), and a cut falls
+# inside a waiting send about every other time.
+MODE_ENV = {"handshake": {"ONLINEWS_EPOCH_SECONDS": "0.05"}}
 
 
 def tool_delay(r):
@@ -162,9 +170,26 @@ def expected(mode, r, n, check, label):
         cp = v("critical_path", rank=3, region="compute")
         check(n * 0.0015 <= cp <= n * 0.0017,
               f"{label}: critical path through rank 3's compute {cp:.4f} s, expected N x 1.5 ms (+ overshoot)")
+    elif mode == "handshake":
+        # Each sender waits in its send what its prepare leaves of its
+        # receiver's digest: N x (D - P) = N x 10 ms by design, from the
+        # execution's own times (they carry the sleeps' overshoot).
+        for s in (0, 2):
+            w = v("mpi_latereceiver", rank=s)
+            designed = v("time", rank=s + 1, region="digest") - v("time", rank=s, region="prepare")
+            check(0.8 * designed <= w <= 1.1 * designed,
+                  f"{label}: rank {s} waits {w:.4f} s in its sends, rank {s + 1}'s digest leaves {designed:.4f} s of "
+                  f"its prepare (N x 10 ms = {n * 0.01:.4f} s by design; 80-110 %)")
+        ls = v("mpi_latesender")
+        check(ls < 0.05 * n * 0.01, f"{label}: the receivers wait {ls:.4f} s (they set the pace: < 5 % of a sender's)")
+        d, lr = v("delay_latereceiver", region="digest"), v("mpi_latereceiver")
+        check(close(d, lr, 0.05), f"{label}: delay costs on the digest {d:.4f} s = the senders' waiting {lr:.4f} s +- 5 %")
+        cp = v("critical_path", region="digest")
+        check(n * 0.020 <= cp <= n * 0.022,
+              f"{label}: critical path through the digest {cp:.4f} s, expected N x 20 ms (+ overshoot)")
 
 
-CAUSE = {"pipeline": "slow_stage", "farm": "task", "ring": "compute"}
+CAUSE = {"pipeline": "slow_stage", "farm": "task", "ring": "compute", "handshake": "digest"}
 
 
 def attempt(args, work, mode, k, extra):
@@ -175,7 +200,7 @@ def attempt(args, work, mode, k, extra):
     work.mkdir(exist_ok=True)
     ref_path = work / f"{mode}_reference.h5"
     req = run(args, work, mode, "requested",
-              {**extra, "ONLINEWS_BUFFER": "64K", "ONLINEWS_TEST_REFERENCE": str(ref_path)})
+              {**extra, "ONLINEWS_BUFFER": "64K", **MODE_ENV.get(mode, {}), "ONLINEWS_TEST_REFERENCE": str(ref_path)})
     ref = onlinews_h5.Result(str(ref_path))
     problems = validate(ref)
     check(not problems, f"{mode}: the reference file is valid {'; '.join(problems)}")

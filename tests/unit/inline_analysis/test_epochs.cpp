@@ -66,9 +66,10 @@ TEST_CASE("a message crossing a cut is matched in the later epoch", "[epochs][ma
   CHECK(res[1].get(Metric::comms_recv) == 1.0);
 }
 
-TEST_CASE("a synchronizing message across a cut is counted", "[epochs][matching]") {
+TEST_CASE("a synchronizing message across a cut is analyzed in the later epoch", "[epochs][matching]") {
   // r0 Issends at 0.5 (epoch 0) and waits for it from 1.6 (epoch 1); r1
-  // posts the receive at 2.4, so r0's Wait is a Late Receiver of 2.4 - 1.6.
+  // posts the receive at 2.4, so r0's Wait is a Late Receiver of 2.4 - 1.6,
+  // caused by r1's work (2.4 - 1.5 since the barrier, against r0's 0.1).
   auto run = [](bool cut) {
     auto r = make_ranks(2);
     r[0].isend(0.5, 0.6, 1, 4, 8, 71, evflag::kSynchronous);
@@ -78,20 +79,78 @@ TEST_CASE("a synchronizing message across a cut is counted", "[epochs][matching]
       for (auto& v : r) v.cut();
     }
     r[0].complete(1.6, 2.5, rt::kRegion_MPI_Wait, {{71, false}});
+    r[1].region(1.5, 2.4, kWork);
     r[1].recv(2.4, 2.45, 0, 4);
     for (auto& v : r) v.leave(3.0);
     return replay(r);
   };
   const auto one = run(false);
-  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(0.8));
-  CHECK(one[1].facts[0].crossing_sync_sends == 0);
-  // Across the cut the wait is not analyzed (the sender's reply is not
-  // linked to the completion in the later window; docs/design.md): the
-  // receiver counts the message so that the summary and the file say so.
   const auto many = run(true);
+  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(0.8));
+  CHECK(one[1].get(Metric::delay_latereceiver) == Approx(0.8));
+  // The receiver's reply comes back in epoch 1 and meets the Wait there.
   CHECK(many[1].facts[1].cross_epoch_messages == 1);
-  CHECK(many[1].facts[1].crossing_sync_sends == 1);
-  CHECK(many[0].get(Metric::mpi_latereceiver) <= one[0].get(Metric::mpi_latereceiver));
+  CHECK(many[0].get(Metric::mpi_latereceiver) == Approx(0.8));
+  CHECK(many[1].get(Metric::delay_latereceiver) == Approx(0.8));
+  CHECK(many[0].facts[1].crossing_sync_sends == 0);
+}
+
+TEST_CASE("a blocking synchronous send open across a requested cut is a Late Receiver", "[epochs][requested]") {
+  // r0 works 1 s and enters MPI_Ssend at 1.0; r1 works 2.4 s before it
+  // posts the receive, so r0 waits 1.4 s, caused by r1's work.  A requested
+  // cut at 1.5 splits the Ssend: its Enter and Send lie in epoch 0, its
+  // Leave (at 2.45) and the whole receive in epoch 1.
+  // (With a seed, the replay's steps complete in that random order.)
+  auto run = [](bool cut, std::uint64_t seed = 0) {
+    auto r = make_ranks(2);
+    r[0].region(0.0, 1.0, kWork);
+    r[0].send(1.0, 2.45, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+    r[1].region(0.0, 2.4, kWork);
+    r[1].recv(2.4, 2.45, 0, 4);
+    for (auto& v : r) v.coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (auto& v : r) v.leave(3.1);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(1.5);
+    }
+    return seed == 0 ? replay(r) : replay(r, {"all"}, {seed, true});
+  };
+  const auto one = run(false);
+  const auto many = run(true, GENERATE(0, 3, 17, 101));
+  REQUIRE(many[0].facts.size() == 2);
+  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(1.4));
+  CHECK(one[1].get(Metric::delay_latereceiver, kWork) == Approx(1.4));
+  CHECK(many[0].get(Metric::mpi_latereceiver) == Approx(1.4));
+  CHECK(many[0].get(Metric::mpi_clr_count) == Approx(1.0));
+  CHECK(many[1].get(Metric::delay_latereceiver, kWork) == Approx(1.4));
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(many[r].get(Metric::critical_path) == Approx(one[r].get(Metric::critical_path)));
+  }
+  CHECK(many[0].facts[1].crossing_sync_sends == 0);
+}
+
+TEST_CASE("a Late Receiver whose completion lies before the cut is counted", "[epochs][requested]") {
+  // r0's MPI_Ssend (1.0-2.0) waits for r1's posting at 1.5 (0.5 s); r1's
+  // receive returns only at 2.2.  A cut at 2.1 leaves the whole Ssend in
+  // epoch 0 and the receive's completion, with the reply, in epoch 1: the
+  // call that waited was analyzed already, so the wait is lost and counted.
+  auto run = [](bool cut) {
+    auto r = make_ranks(2);
+    r[0].send(1.0, 2.0, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+    r[1].recv(1.5, 2.2, 0, 4);
+    for (auto& v : r) v.leave(3.0);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(2.1);
+    }
+    return replay(r);
+  };
+  const auto one = run(false);
+  const auto many = run(true);
+  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(0.5));
+  CHECK(one[0].facts[0].crossing_sync_sends == 0);
+  REQUIRE(many[0].facts.size() == 2);
+  CHECK(many[0].facts[1].crossing_sync_sends == 1);
+  CHECK(many[0].get(Metric::mpi_latereceiver) == 0.0);
 }
 
 TEST_CASE("an open receive request across a cut keeps its message", "[epochs][matching]") {
