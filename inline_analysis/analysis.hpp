@@ -41,6 +41,10 @@ struct AnalysisOptions {
   // always run.
   std::vector<std::string> selection{"all"};
   int mpi_location = 0;        // the location whose MPI events are analyzed
+  // Point-to-point waits shorter than this (seconds) are not traced to
+  // their causes (no synchronization point: delay costs and the critical
+  // path pass them by); counted in EpochFacts::untraced_*.
+  double min_traced_wait = 0;
 };
 
 // Per-epoch facts of one rank (reduced over ranks by the caller for output).
@@ -64,6 +68,10 @@ struct EpochFacts {
   // the receive was posted in a window walked before the wait's (counted by
   // the receiver: the wait is found, its delay costs are not).
   std::uint64_t crossing_sync_sends = 0;
+  // Waits of this rank below AnalysisOptions::min_traced_wait: wait states,
+  // not traced to their causes.
+  std::uint64_t untraced_waits = 0;
+  double untraced_wait_seconds = 0;
   // Local work (not waiting), as far as the driver's slices show it:
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points

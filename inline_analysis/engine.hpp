@@ -171,6 +171,16 @@ struct Analyzer::Impl {
   // and whether it is mixed.
   Task<> agree_comms(Transport& t);
   bool is_mixed(std::uint64_t gid) const { return mixed_p2p.count(gid) != 0; }
+  // Whether a point-to-point wait of this rank gets a synchronization
+  // point (counts the others).  The sender of a Late Sender decides alike
+  // from the same value in the reply (is_traced).
+  bool traced(double wait) {
+    if (is_traced(wait)) return true;
+    ++facts.untraced_waits;
+    facts.untraced_wait_seconds += wait;
+    return false;
+  }
+  bool is_traced(double wait) const { return wait > 0 && wait >= options.min_traced_wait; }
   // clock_condition.cpp
   Task<> correct_clocks(LocationWindow& w, Transport& t);
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);

@@ -288,7 +288,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     for (std::size_t k = 0; k < list.size(); ++k) {
       const ReplyRecord& r = list[k];
       if (r.earlier != 0) {
-        if (r.ls_wait > 0) sync_in.late_earlier_sends.emplace_back(src, r.seq, r.epoch);
+        if (is_traced(r.ls_wait)) sync_in.late_earlier_sends.emplace_back(src, r.seq, r.epoch);
         if ((r.flags & sendflag::kSynchronous) != 0) {
           // Linked to its completion in this window; a completion in
           // another window (the send returned before the cut, or its
@@ -311,7 +311,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   }
   for (const auto& [src, list] : got) {
     for (const auto& r : list) {
-      if (r.ls_wait <= 0 || r.earlier != 0) continue;
+      if (!is_traced(r.ls_wait) || r.earlier != 0) continue;
       if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
     }
   }

@@ -60,10 +60,10 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
   dispatch.on_finding_fn<LateSenderFinding>([this](const LateSenderFinding& f, ReplayContext&) {
     if (f.location != options.mpi_location) return;
     late_sender_waits[f.event] = f.wait;
-    sync_in.late_senders.push_back(f);
+    if (traced(f.wait)) sync_in.late_senders.push_back(f);
   });
   dispatch.on_finding_fn<LateReceiverFinding>([this](const LateReceiverFinding& f, ReplayContext&) {
-    if (f.location == options.mpi_location) sync_in.late_receivers.push_back(f);
+    if (f.location == options.mpi_location && traced(f.wait)) sync_in.late_receivers.push_back(f);
   });
   dispatch.on_finding_fn<CollectiveWaitFinding>([this](const CollectiveWaitFinding& f, ReplayContext&) {
     if (f.location == options.mpi_location) sync_in.collective_waits[f.event] += f.wait;

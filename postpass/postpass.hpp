@@ -61,6 +61,9 @@ struct SummaryInput {
   std::uint64_t truncated_intervals = 0;          // delay-cost intervals cut short (after a time-only window)
   std::uint64_t split_collectives = 0;            // member instances a requested cut split (not analyzed)
   std::uint64_t crossing_sync_sends = 0;          // synchronizing messages across a cut, Late Receiver incomplete
+  std::uint64_t untraced_waits = 0;               // point-to-point waits below ONLINEWS_MIN_TRACED_WAIT
+  double untraced_wait_seconds = 0;
+  double min_traced_wait = 0;
   int rows = 8;
 };
 

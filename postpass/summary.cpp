@@ -145,6 +145,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
           callpath_name(unified, causes[i].second).c_str());
     }
   }
+  if (in.untraced_waits > 0) {
+    say(os, "onlinews: %.3f s of waiting in %llu point-to-point waits shorter than %.3g us not traced to causes "
+        "(ONLINEWS_MIN_TRACED_WAIT)\n",
+        in.untraced_wait_seconds, static_cast<unsigned long long>(in.untraced_waits), in.min_traced_wait * 1e6);
+  }
   const double path = metric_total(Metric::critical_path);
   if (path > 0) {
     const double imbalance = metric_total(Metric::critical_path_imbalance);

@@ -166,6 +166,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
   analysis::AnalysisOptions opts;
   opts.selection = s.cfg.analyses;
+  opts.min_traced_wait = s.cfg.min_traced_wait;
   s.analysis_defs = s.defs;
   s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, opts);
   s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);

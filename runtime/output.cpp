@@ -107,7 +107,8 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   enum Fact : std::size_t {
     kBegin, kEnd,  // s since start; -1 if no events
     kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
-    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kSplit, kCrossSync, kF
+    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kSplit, kCrossSync, kUntraced,
+    kUntracedSeconds, kF
   };
   const double rel = static_cast<double>(s.start_ns);
   std::vector<double> mine(kF, 0.0);
@@ -128,6 +129,8 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   mine[kTruncated] = static_cast<double>(facts.truncated_intervals);
   mine[kSplit] = static_cast<double>(facts.split_collectives);
   mine[kCrossSync] = static_cast<double>(facts.crossing_sync_sends);
+  mine[kUntraced] = static_cast<double>(facts.untraced_waits);
+  mine[kUntracedSeconds] = facts.untraced_wait_seconds;
   for (int l = 0; l < nloc; ++l) {
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
@@ -155,6 +158,8 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     s.totals.unreceived_probes += static_cast<std::uint64_t>(x[kUnreceivedProbes]);
     s.totals.split_collectives += static_cast<std::uint64_t>(x[kSplit]);
     s.totals.crossing_sync_sends += static_cast<std::uint64_t>(x[kCrossSync]);
+    s.totals.untraced_waits += static_cast<std::uint64_t>(x[kUntraced]);
+    s.totals.untraced_wait_seconds += x[kUntracedSeconds];
     s.totals.clock_violations += static_cast<std::uint64_t>(x[kClockViolations]);
     s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[kClockCorrected]);
     if (x[kBegin] >= 0) tb = tb < 0 ? x[kBegin] : std::min(tb, x[kBegin]);

@@ -122,6 +122,8 @@ void finish_output(State& s) {
     s.h5->set_attr("truncated_intervals", static_cast<std::int64_t>(s.totals.truncated_intervals));
     s.h5->set_attr("split_collectives", static_cast<std::int64_t>(s.totals.split_collectives));
     s.h5->set_attr("crossing_sync_sends", static_cast<std::int64_t>(s.totals.crossing_sync_sends));
+    s.h5->set_attr("untraced_waits", static_cast<std::int64_t>(s.totals.untraced_waits));
+    s.h5->set_attr("untraced_wait_seconds", s.totals.untraced_wait_seconds);
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
     s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
     s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
@@ -193,6 +195,9 @@ void finish_output(State& s) {
     in.truncated_intervals = s.totals.truncated_intervals;
     in.split_collectives = s.totals.split_collectives;
     in.crossing_sync_sends = s.totals.crossing_sync_sends;
+    in.untraced_waits = s.totals.untraced_waits;
+    in.untraced_wait_seconds = s.totals.untraced_wait_seconds;
+    in.min_traced_wait = s.cfg.min_traced_wait;
     in.rows = static_cast<int>(s.cfg.summary_rows);
     postpass::print_summary(in, incl_all, u.n_callpaths, u, s.tool_world);
   }

@@ -22,6 +22,7 @@ void write_reference(State& s) {
   bounds.end = s.pipeline->last_boundary_time();
   analysis::AnalysisOptions opts;
   opts.selection = s.cfg.analyses;
+  opts.min_traced_wait = s.cfg.min_traced_wait;
   // The run's analyzer and totals are done with (its file is complete); the
   // reference gets fresh ones and a file of its own.
   const std::unique_ptr<analysis::Analyzer> run_analyzer = std::move(s.analyzer);

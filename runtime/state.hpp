@@ -41,6 +41,8 @@ struct EpochTotals {
   std::uint64_t truncated_intervals = 0;  // synchronization intervals cut short (after a time-only window)
   std::uint64_t split_collectives = 0;    // member instances a requested cut split (not analyzed)
   std::uint64_t crossing_sync_sends = 0;  // synchronizing messages across a cut, Late Receiver incomplete
+  std::uint64_t untraced_waits = 0;       // point-to-point waits below ONLINEWS_MIN_TRACED_WAIT
+  double untraced_wait_seconds = 0;
   std::uint64_t sync_cuts = 0, requested_cuts = 0;
   double latency_max = 0;       // seconds from a boundary until its epoch's rows were written
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported

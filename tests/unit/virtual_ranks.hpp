@@ -179,9 +179,10 @@ struct RankResult {
 // as coroutines in one thread; `world` picks the order in which their steps
 // complete (LocalWorld::Options: seed, scramble).
 // `ticks`, if given, receives the resumptions the run took (LocalWorld::ticks).
+// `min_traced_wait`: AnalysisOptions::min_traced_wait (0: trace every wait).
 inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std::string> selection = {"all"},
                                       analysis::LocalWorld::Options world_options = {},
-                                      std::uint64_t* ticks = nullptr) {
+                                      std::uint64_t* ticks = nullptr, double min_traced_wait = 0) {
   const int n = static_cast<int>(ranks.size());
   std::vector<RankResult> out(static_cast<std::size_t>(n));
   analysis::LocalWorld world(n, world_options);
@@ -189,6 +190,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
     VRank& vr = ranks[static_cast<std::size_t>(r)];
     analysis::AnalysisOptions o;
     o.selection = selection;
+    o.min_traced_wait = min_traced_wait;
     auto a = std::make_unique<analysis::Analyzer>(vr.defs, o);
     std::size_t begin = 0;
     auto ends = vr.cuts;
