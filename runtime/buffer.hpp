@@ -5,11 +5,11 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <boost/lockfree/spsc_queue.hpp>
 #include <cstdint>
 #include <vector>
 
 #include "event.hpp"
+#include "event_ring.hpp"
 
 namespace onlinews::rt {
 
@@ -26,7 +26,7 @@ class ThreadBuffer {
   ThreadBuffer& operator=(const ThreadBuffer&) = delete;
 
   // Producer side (owning thread only).
-  void push(const Event& e) {
+  [[gnu::always_inline]] void push(const Event& e) {
     if (deferred_leave_ != 0) flush_deferred();
     push_now(e);
   }
@@ -58,12 +58,12 @@ class ThreadBuffer {
 
 
  private:
-  void flush_deferred() {
+  [[gnu::noinline]] void flush_deferred() {
     const std::uint64_t t = deferred_leave_;
     deferred_leave_ = 0;
     push_now(Event::leave(t));
   }
-  void push_now(const Event& e) {
+  [[gnu::always_inline]] void push_now(const Event& e) {
     if (e.kind == EventKind::Leave) {
       if (dropped_open_ > 0) {
         --dropped_open_;
@@ -73,7 +73,7 @@ class ThreadBuffer {
       if (!queue_.push(e)) drop();
       return;
     }
-    if (queue_.write_available() <= kLeaveReserve || !queue_.push(e)) {
+    if (queue_.write_available(kLeaveReserve) <= kLeaveReserve || !queue_.push(e)) {
       if (e.kind == EventKind::Enter) ++dropped_open_;
       drop();
     }
@@ -110,7 +110,7 @@ class ThreadBuffer {
  private:
   void drop() { dropped_.fetch_add(1, std::memory_order_relaxed); }
 
-  boost::lockfree::spsc_queue<Event> queue_;
+  EventRing queue_;
   std::size_t capacity_;
   int thread_index_;
   std::uint32_t dropped_open_ = 0;      // producer-only

@@ -61,11 +61,6 @@ void start_request(State& s, RequestInfo& r, std::uint64_t t) {
 }
 
 // Tracks a new nonblocking request and starts it (caller holds the guard).
-void track_and_start(State& s, const Call& c, std::uint16_t comm, RequestInfo info) {
-  info.id = s.requests.next_id();
-  info.comm = comm;
-  start_request(s, s.requests.insert(*c.request, info), c.t_enter);
-}
 
 // Persistent requests, cancellation and freeing from a thread that is not
 // analyzed: the tool lets go of a request the MPI thread tracks.
@@ -84,14 +79,15 @@ void pre_isend(Call& c) {
 void post_isend(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
-    RequestInfo r;
+    const std::uint64_t bytes = type_bytes(c.count, c.type);
+    SharedGuard guard;
+    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
     r.kind = RequestInfo::kSend;
     r.flags = c.mode;
     r.peer = c.peer;
     r.tag = c.tag;
-    r.bytes = type_bytes(c.count, c.type);
-    SharedGuard guard;
-    track_and_start(*s, c, c.comm_id, r);
+    r.bytes = bytes;
+    start_request(*s, r, c.t_enter);
   }
   call_leave();
 }
@@ -103,12 +99,12 @@ void pre_irecv(Call& c) {
 void post_irecv(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
-    RequestInfo r;
+    SharedGuard guard;
+    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
     r.kind = RequestInfo::kRecv;
     r.peer = norm_source(c.src);
     r.tag = norm_tag(c.rtag);
-    SharedGuard guard;
-    track_and_start(*s, c, c.comm_id, r);
+    start_request(*s, r, c.t_enter);
   }
   call_leave();
 }
@@ -120,16 +116,14 @@ void pre_send_init(Call& c) {
 void post_send_init(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
+    const std::uint64_t bytes = type_bytes(c.count, c.type);
     SharedGuard guard;
-    RequestInfo r;
-    r.id = s->requests.next_id();
-    r.comm = c.comm_id;
+    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
     r.kind = RequestInfo::kSend;
     r.flags = static_cast<std::uint8_t>(c.mode | evflag::kPersistent);
     r.peer = c.peer;
     r.tag = c.tag;
-    r.bytes = type_bytes(c.count, c.type);
-    s->requests.insert(*c.request, r);
+    r.bytes = bytes;
   }
   call_leave();
 }
@@ -142,14 +136,11 @@ void post_recv_init(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
     SharedGuard guard;
-    RequestInfo r;
-    r.id = s->requests.next_id();
-    r.comm = c.comm_id;
+    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
     r.kind = RequestInfo::kRecv;
     r.flags = evflag::kPersistent;
     r.peer = norm_source(c.src);
     r.tag = norm_tag(c.rtag);
-    s->requests.insert(*c.request, r);
   }
   call_leave();
 }
@@ -302,12 +293,12 @@ void post_imrecv(Call& c, int rc) {
   MessageInfo m;
   if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
     record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
-    RequestInfo r;
+    SharedGuard guard;
+    RequestInfo& r = s->requests.add(*c.request, m.comm);
     r.kind = RequestInfo::kRecv;
     r.peer = m.source;
     r.tag = m.tag;
-    SharedGuard guard;
-    track_and_start(*s, c, m.comm, r);
+    start_request(*s, r, c.t_enter);
   }
   call_leave();
 }

@@ -35,8 +35,19 @@ class RequestTable {
     return k;
   }
   RequestInfo* find(MPI_Request r) { return r == MPI_REQUEST_NULL ? nullptr : slots_.find(key(r)); }
+  // A new request with a fresh id and `comm`, the rest default; the caller
+  // fills its fields in place.  (A RequestInfo built on the stack and
+  // copied in was read back with wide loads of just-written narrow fields,
+  // which the store buffer cannot forward: event_ring.hpp says what such a
+  // load cost.)
   // (A handle already present was reused without our noticing: overwritten.)
-  RequestInfo& insert(MPI_Request r, const RequestInfo& info) { return slots_[key(r)] = info; }
+  RequestInfo& add(MPI_Request r, std::uint16_t comm) {
+    RequestInfo& v = slots_[key(r)];
+    v = RequestInfo{};
+    v.id = next_id();
+    v.comm = comm;
+    return v;
+  }
   void erase(MPI_Request r) { slots_.erase(key(r)); }
   std::uint32_t next_id() { return ++last_id_ == 0 ? ++last_id_ : last_id_; }
   std::size_t size() const { return slots_.size(); }

@@ -35,7 +35,8 @@ struct ToolScope {
 extern thread_local ThreadBuffer* t_buffer;
 ThreadBuffer* attach_thread();
 
-inline void record(const Event& e) {
+// Inlined into every hook, with the ring's push (event_ring.hpp).
+[[gnu::always_inline]] inline void record(const Event& e) {
   ThreadBuffer* b = t_buffer;
   if (b == nullptr) b = attach_thread();
   if (b != nullptr) b->push(e);

@@ -2,7 +2,7 @@
 # Installs the Debian packages onlinews needs to build, test and run (once;
 # later calls only check).  Uses sudo when not root.
 set -euo pipefail
-packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev libboost-dev
+packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
           catch2 python3 python3-h5py python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,91 @@
+// The single-producer, single-consumer ring under each thread's event buffer
+// (buffer.hpp).  The owning thread pushes; the epoch (one thread at a time)
+// consumes.  Two things the general-purpose queue it replaces did not do:
+//  * the producer keeps its own copy of the consumer's position and reads
+//    the shared one only when the ring looks full, so a push touches no
+//    cache line the consumer writes;
+//  * every push prefetches, for writing, the slot 16 events ahead.  A
+//    buffer of a few MiB is cycled through, so each new line of it was a
+//    cache miss whose store waited in the store buffer; any load that then
+//    could not be forwarded (the hooks build events from narrow fields and
+//    copy them wide) waited for those misses to drain.  In the 2-rank 8-byte
+//    ring that one load was 5-8 % of the run (benchmarks/README.md).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+
+#include "event.hpp"
+
+namespace onlinews::rt {
+
+class EventRing {
+ public:
+  // Room for `capacity` events (allocated here; pages are touched only when
+  // written).  Throws std::bad_alloc.
+  explicit EventRing(std::size_t capacity)
+      : size_(capacity + 1), slots_(static_cast<Event*>(::operator new(size_ * sizeof(Event)))) {}
+  ~EventRing() { ::operator delete(slots_); }
+  EventRing(const EventRing&) = delete;
+  EventRing& operator=(const EventRing&) = delete;
+
+  // Producer: appends `e`; false if the ring is full.
+  [[gnu::always_inline]] bool push(const Event& e) {
+    const std::size_t w = write_.load(std::memory_order_relaxed);
+    const std::size_t next = w + 1 == size_ ? 0 : w + 1;
+    if (next == read_seen_) {
+      read_seen_ = read_.load(std::memory_order_acquire);
+      if (next == read_seen_) return false;
+    }
+    new (slots_ + w) Event(e);
+    const std::size_t ahead = w + kPrefetch < size_ ? w + kPrefetch : w + kPrefetch - size_;
+    __builtin_prefetch(slots_ + ahead, 1, 3);
+    write_.store(next, std::memory_order_release);
+    return true;
+  }
+  // Producer: free slots; at most `enough` is looked for (the shared
+  // position is read only when the cached one shows less).
+  [[gnu::always_inline]] std::size_t write_available(std::size_t enough) {
+    const std::size_t w = write_.load(std::memory_order_relaxed);
+    std::size_t n = free_between(w, read_seen_);
+    if (n <= enough) {
+      read_seen_ = read_.load(std::memory_order_acquire);
+      n = free_between(w, read_seen_);
+    }
+    return n;
+  }
+  // Either side (approximate on the producer's): events not consumed yet.
+  std::size_t read_available() const {
+    const std::size_t w = write_.load(std::memory_order_acquire), r = read_.load(std::memory_order_acquire);
+    return w >= r ? w - r : size_ - (r - w);
+  }
+  // Consumer: hands every event pushed so far to `f`, in order, and frees
+  // their slots; returns how many.
+  template <class F>
+  std::size_t consume_all(F&& f) {
+    const std::size_t w = write_.load(std::memory_order_acquire);
+    std::size_t r = read_.load(std::memory_order_relaxed);
+    std::size_t n = 0;
+    while (r != w) {
+      const std::size_t end = w > r ? w : size_;  // up to the write position or the array's end
+      for (std::size_t i = r; i < end; ++i) f(static_cast<const Event&>(slots_[i]));
+      n += end - r;
+      r = end == size_ ? 0 : end;
+    }
+    read_.store(r, std::memory_order_release);
+    return n;
+  }
+
+ private:
+  static constexpr std::size_t kPrefetch = 16;  // events (8 cache lines) ahead
+  std::size_t free_between(std::size_t w, std::size_t r) const { return r > w ? r - w - 1 : size_ - (w - r) - 1; }
+
+  const std::size_t size_;  // slots: capacity + 1 (one stays empty)
+  Event* const slots_;
+  alignas(64) std::atomic<std::size_t> write_{0};  // producer writes
+  std::size_t read_seen_ = 0;                       // producer's copy of read_
+  alignas(64) std::atomic<std::size_t> read_{0};   // consumer writes
+};
+
+}  // namespace onlinews::rt
