@@ -195,16 +195,28 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
   const auto by_post = [](const CompletedRecv& a, const CompletedRecv& b) { return a.post_seq < b.post_seq; };
   if (!std::is_sorted(completed.begin(), completed.end(), by_post)) std::sort(completed.begin(), completed.end(), by_post);
   LocationState& st = loc(w.location);
+  // A receive request that was posted earlier, is still open and names
+  // exactly a completed receive's envelope will take the oldest message
+  // first (MPI's non-overtaking rule), so that many messages are left for
+  // such requests.  Their posting order per envelope, sorted once (a scan
+  // of every open request per completed receive was quadratic in codes
+  // that keep many receives posted).
+  std::map<MsgKey, std::vector<std::uint64_t>> open_by_envelope;
+  open_recvs.for_each([&](std::uint32_t, const OpenRecv& o) {
+    if (o.src >= 0 && o.tag != kAnyTag) open_by_envelope[{o.src, o.comm_gid, o.tag}].push_back(o.post_seq);
+  });
+  for (auto& [key, seqs] : open_by_envelope) std::sort(seqs.begin(), seqs.end());
   for (const CompletedRecv& cr : completed) {
     if (is_mixed(cr.comm_gid)) continue;
     auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
-    // A receive request that was posted earlier, is still open and names
-    // exactly this envelope will take the oldest message first (MPI's
-    // non-overtaking rule), so leave that many messages for it.
     std::size_t reserved = 0;
-    open_recvs.for_each([&](std::uint32_t, const OpenRecv& o) {
-      if (o.post_seq < cr.post_seq && o.comm_gid == cr.comm_gid && o.src == cr.src && o.tag == cr.tag) ++reserved;
-    });
+    if (!open_by_envelope.empty()) {
+      const auto o = open_by_envelope.find({cr.src, cr.comm_gid, cr.tag});
+      if (o != open_by_envelope.end()) {
+        reserved = static_cast<std::size_t>(std::lower_bound(o->second.begin(), o->second.end(), cr.post_seq) -
+                                            o->second.begin());
+      }
+    }
     if (it == pending.end() || it->second.size() <= reserved) {
       ++facts.unmatched_receives;
       continue;
