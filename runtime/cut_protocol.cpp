@@ -88,8 +88,13 @@ bool CutProtocol::wants_cut() const {
     return syncs_ == 0 && (requested_ > 0 || since_boundary() >= kCollectiveFreeSeconds);
   }
   // A synchronizing cut comes about every `seconds` where the program has
-  // world-spanning collectives; ask only when that is clearly overdue.
-  return std::isfinite(seconds) && 1e-9 * static_cast<double>(monotonic_ns() - last_boundary_ns_) >= 1.2 * seconds;
+  // world-spanning collectives; ask only when that is clearly overdue, and
+  // only with events of this rank to analyze (a rank that polled or waited
+  // in one call since the last boundary has recorded nothing yet: asking
+  // then gave an empty window, e.g. while the partner of a synchronous send
+  // polled for 0.5 s before posting its receive).
+  return std::isfinite(seconds) && p.open_events() > 0 &&
+         1e-9 * static_cast<double>(monotonic_ns() - last_boundary_ns_) >= 1.2 * seconds;
 }
 
 void CutProtocol::test_requests_in() {
