@@ -126,6 +126,15 @@ struct Analyzer::Impl {
   // SendComplete, or the Leave of a blocking send open at the cut), for
   // the receivers' replies of synchronizing messages (Late Receiver).
   std::map<EpochSendKey, std::size_t> earlier_refs;
+  // Replies of synchronizing sends whose completion was not in the reply's
+  // window (a blocking send or Wait open at the cut, or a Wait after it):
+  // held until it comes, at most kHoldWindows windows, then counted.
+  struct HeldReply {
+    ReplyRecord reply;
+    int since = 0;  // epoch it arrived in
+  };
+  static constexpr int kHoldWindows = 2;
+  std::map<EpochSendKey, HeldReply> held_replies;
   std::map<std::uint16_t, std::vector<std::size_t>> coll_events;  // comm id -> CollectiveEnd events
   // comm id -> this window's instances that every member has in its window.
   struct AgreedInstances {
@@ -176,8 +185,10 @@ struct Analyzer::Impl {
   // from the same value in the reply (is_traced).
   bool traced(double wait) {
     if (is_traced(wait)) return true;
-    ++facts.untraced_waits;
-    facts.untraced_wait_seconds += wait;
+    if (!dispatch.sync_handlers().empty()) {  // (else nothing is traced at all)
+      ++facts.untraced_waits;
+      facts.untraced_wait_seconds += wait;
+    }
     return false;
   }
   bool is_traced(double wait) const { return wait > 0 && wait >= options.min_traced_wait; }

@@ -186,6 +186,8 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     open_recvs.clear();
     open_sends.clear();
     open_blocking.clear();
+    facts.crossing_sync_sends += held_replies.size();
+    held_replies.clear();
     pending_probes.clear();
     current_match = 0;
     realign = 2;
@@ -288,10 +290,48 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     // (its interval was kept, sync_replay.hpp LsSendEarlier), or, for a
     // synchronizing send, when the receive was posted (its completion,
     // in this window, may have waited for that: Late Receiver).
-    if (r.earlier != 0 && r.ls_wait <= 0 && (r.flags & sendflag::kSynchronous) == 0) continue;
+    if (r.earlier != 0 && !is_traced(r.ls_wait) && (r.flags & sendflag::kSynchronous) == 0) continue;
     back[s.src].push_back(r);
   }
   auto got = co_await exchange_records(t, back);
+  auto link = [&](std::size_t event, const ReplyRecord& r) {
+    st.links[event] = static_cast<std::int32_t>(replies.size());
+    replies.push_back(r);
+  };
+  // A synchronizing send's reply without its completion here: held if the
+  // send is still open (its completion comes later), else lost (the send
+  // returned before the reply's window) and counted.
+  std::set<EpochSendKey> open_keys;
+  bool open_known = false;
+  auto hold = [&](int src, const ReplyRecord& r) {
+    if (!open_known) {
+      open_known = true;
+      auto add = [&](std::uint32_t, const OpenSend& o) {
+        open_keys.insert({o.dest, o.seq, static_cast<std::uint32_t>(o.epoch)});
+      };
+      open_sends.for_each(add);
+      open_blocking.for_each(add);
+    }
+    if (open_keys.count({src, r.seq, r.epoch}) != 0) {
+      held_replies[{src, r.seq, r.epoch}] = {r, epoch};
+    } else {
+      ++facts.crossing_sync_sends;
+    }
+  };
+  // Replies held from earlier windows meet their completion here, or are
+  // given up (the send returned before the reply's window: not analyzed).
+  for (auto it = held_replies.begin(); it != held_replies.end();) {
+    const auto ref = earlier_refs.find(it->first);
+    if (ref != earlier_refs.end()) {
+      link(ref->second, it->second.reply);
+    } else if (epoch - it->second.since < kHoldWindows) {
+      ++it;
+      continue;
+    } else {
+      ++facts.crossing_sync_sends;
+    }
+    it = held_replies.erase(it);
+  }
   // Link each send (or send completion) to its reply.  Sequence numbers are
   // dense per destination and epoch, so index the replies by them.
   std::map<int, std::vector<std::int32_t>> by_seq;
@@ -302,16 +342,14 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       if (r.earlier != 0) {
         if (is_traced(r.ls_wait)) sync_in.late_earlier_sends.emplace_back(src, r.seq, r.epoch);
         if ((r.flags & sendflag::kSynchronous) != 0) {
-          // Linked to its completion in this window; a completion in
-          // another window (the send returned before the cut, or its
-          // Wait comes after the next one) is not analyzed, and counted
-          // unless the receive waited itself (then it was no Late Receiver).
+          // Linked to its completion in this window, or held for a later
+          // one (unless the receive waited itself: then it was no Late
+          // Receiver).
           const auto ref = earlier_refs.find({src, r.seq, r.epoch});
           if (ref != earlier_refs.end()) {
-            st.links[ref->second] = static_cast<std::int32_t>(replies.size());
-            replies.push_back(r);
+            link(ref->second, r);
           } else if (r.ls_wait <= 0) {
-            ++facts.crossing_sync_sends;
+            hold(src, r);
           }
         }
         continue;
@@ -321,17 +359,32 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       idx[q] = static_cast<std::int32_t>(k);
     }
   }
-  for (const auto& [src, list] : got) {
-    for (const auto& r : list) {
-      if (!is_traced(r.ls_wait) || r.earlier != 0) continue;
-      if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
-    }
-  }
+  // (Per source, the replies whose send completed in this window.)
+  std::map<int, std::vector<std::uint8_t>> completed_here;
   for (const auto& [event, ref] : send_refs) {
     auto g = by_seq.find(ref.first);
     if (g == by_seq.end() || ref.second >= g->second.size() || g->second[ref.second] < 0) continue;
-    st.links[event] = static_cast<std::int32_t>(replies.size());
-    replies.push_back(got[ref.first][static_cast<std::size_t>(g->second[ref.second])]);
+    const auto k = static_cast<std::size_t>(g->second[ref.second]);
+    const auto& list = got[ref.first];
+    link(event, list[k]);
+    if (w.events[event].kind == EventKind::SendComplete || st.annot[event].leave != kOpen) {
+      auto& done = completed_here[ref.first];
+      if (done.size() < list.size()) done.resize(list.size(), 0);
+      done[k] = 1;
+    }
+  }
+  for (const auto& [src, list] : got) {
+    const auto done = completed_here.find(src);
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const ReplyRecord& r = list[k];
+      if (r.earlier != 0) continue;
+      if (is_traced(r.ls_wait)) {
+        if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
+      } else if ((r.flags & sendflag::kSynchronous) != 0 && r.ls_wait <= 0 &&
+                 (done == completed_here.end() || k >= done->second.size() || done->second[k] == 0)) {
+        hold(src, r);
+      }
+    }
   }
   // Sends without a reply: their receive lies in a later window (or never
   // comes); the backward replay keeps their intervals for it.

@@ -43,7 +43,8 @@ struct ReplyRecord {
   double ls_wait = 0;          // Late Sender seconds of this receive (0 if none)
   std::uint64_t bytes = 0;     // echoed from the SendRecord
   std::uint8_t flags = 0;      // echoed from the SendRecord (sendflag)
-  std::uint8_t earlier = 0;    // the send was recorded in an earlier epoch (only Late Senders reply then)
+  std::uint8_t earlier = 0;    // the send was recorded in an earlier epoch (then only Late Senders and
+                               // synchronizing sends are replied to)
   std::uint8_t pad[2] = {};
   std::uint32_t epoch = 0;     // the SendRecord's epoch
 };

@@ -219,7 +219,9 @@ class SyncReplay {
     const std::vector<std::int32_t>* links = nullptr;
     const std::vector<CollResult>* colls = nullptr;
     int location = 0;
-    std::vector<LateSenderFinding> late_senders;     // this epoch, analyzed location
+    // This epoch's waits of the analyzed location that are traced
+    // (AnalysisOptions::min_traced_wait).
+    std::vector<LateSenderFinding> late_senders;
     std::vector<LateReceiverFinding> late_receivers;
     FlatMap<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.

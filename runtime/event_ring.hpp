@@ -39,7 +39,8 @@ class EventRing {
       if (next == read_seen_) return false;
     }
     new (slots_ + w) Event(e);
-    const std::size_t ahead = w + kPrefetch < size_ ? w + kPrefetch : w + kPrefetch - size_;
+    // (The division only near the array's end, where a tiny ring may wrap more than once.)
+    const std::size_t ahead = w + kPrefetch < size_ ? w + kPrefetch : (w + kPrefetch) % size_;
     __builtin_prefetch(slots_ + ahead, 1, 3);
     write_.store(next, std::memory_order_release);
     return true;

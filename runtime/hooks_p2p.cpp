@@ -60,8 +60,6 @@ void start_request(State& s, RequestInfo& r, std::uint64_t t) {
   record(Event::message(k, t, r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
 }
 
-// Tracks a new nonblocking request and starts it (caller holds the guard).
-
 // Persistent requests, cancellation and freeing from a thread that is not
 // analyzed: the tool lets go of a request the MPI thread tracks.
 bool other_thread(State* s, int rc, MPI_Request h) {

@@ -112,11 +112,15 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
     if (!holding()) return;
-    if (sp.kind == SyncKind::LsRecvEarlier) {
+    const std::int64_t wait_end = sp.enter + static_cast<std::int64_t>(sp.wait * 1e9);
+    if (sp.kind == SyncKind::LsRecvEarlier || (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin())) {
       // A wait for a send of the earlier window: the path leaves here where
       // the wait ended (before this window's start) for the sender, so at
       // the window's start the sender holds it (the earlier window's end
-      // holder).
+      // holder).  The same for a send that waited across the cut for a
+      // receive posted before it: the receiver has no point for that
+      // posting in this window (it was walked already), and nothing is
+      // handed to it here.
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
       add_segment(std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_);
       run_ = incs_.size();

@@ -129,6 +129,88 @@ TEST_CASE("a blocking synchronous send open across a requested cut is a Late Rec
   CHECK(many[0].facts[1].crossing_sync_sends == 0);
 }
 
+TEST_CASE("a Late Receiver whose receive was posted before the cut keeps the critical path whole",
+          "[epochs][requested]") {
+  // r0 enters MPI_Ssend at 1.0; r1 computes until 1.99, posts MPI_Irecv
+  // there and completes it with MPI_Wait at 2.02-2.03; r0's Ssend returns
+  // at 2.01.  r0 waits 0.99 s for the posting (Late Receiver).  A requested
+  // cut at 2.0 leaves the posting in epoch 0 and both completions in epoch
+  // 1: the wait is found there, but its cause was walked already (its delay
+  // costs are not explained: counted), and the critical path leaves r0 for
+  // r1 at the window's start, as for a Late Sender across a cut, instead of
+  // at a point r1 does not have.  So the path's 0.01 s between the posting
+  // and the cut is r1's instead of r0's; the rest is as in one epoch.
+  auto run = [](bool cut) {
+    auto r = make_ranks(2);
+    r[0].region(0.0, 1.0, kWork);
+    r[0].send(1.0, 2.01, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+    r[0].region(2.01, 3.0, kWork);
+    r[1].region(0.0, 1.99, kSolve);
+    r[1].irecv(1.99, 1.995, 0, 4, 31);
+    r[1].region(1.995, 2.02, kWork);
+    r[1].complete(2.02, 2.03, rt::kRegion_MPI_Wait, {{31, true, 0, 4}});
+    r[1].region(2.03, 3.0, kWork);
+    for (auto& v : r) v.coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (auto& v : r) v.leave(3.1);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(2.0);
+    }
+    return replay(r);
+  };
+  const auto one = run(false);
+  const auto many = run(true);
+  REQUIRE(many[0].facts.size() == 2);
+  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(0.99));
+  CHECK(many[0].get(Metric::mpi_latereceiver) == Approx(0.99));
+  CHECK(many[1].facts[1].crossing_sync_sends == 1);
+  CHECK(one[1].get(Metric::critical_path) == Approx(1.99));
+  CHECK(many[1].get(Metric::critical_path) == Approx(2.0));
+  CHECK(many[1].get(Metric::critical_path, kSolve) == Approx(one[1].get(Metric::critical_path, kSolve)));
+  CHECK(many[0].get(Metric::critical_path) + many[1].get(Metric::critical_path) == Approx(3.1));
+}
+
+TEST_CASE("a reply that comes before its send's completion is held for it", "[epochs][requested]") {
+  // (a) r0's MPI_Ssend (1.0-2.01) waits for r1's posting at 1.9; r1's
+  // receive completes at 1.95, before a cut at 2.0, so the reply comes back
+  // in epoch 0 while the Ssend is still open; its Leave is in epoch 1.
+  // (b) r0 Issends in epoch 0 and waits for it only in epoch 2 (from 4.5),
+  // after r1 received it in epoch 1 (3.0-3.1): no Late Receiver, nothing
+  // lost.  Cuts at 2.0 and 4.0.
+  auto run = [](bool cut) {
+    auto r = make_ranks(2);
+    r[0].region(0.0, 1.0, kWork);
+    r[0].send(1.0, 2.01, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+    r[0].isend(2.1, 2.2, 1, 5, 8, 71, evflag::kSynchronous);
+    r[0].region(2.2, 4.5, kWork);
+    r[0].complete(4.5, 4.6, rt::kRegion_MPI_Wait, {{71, false}});
+    r[1].region(0.0, 1.9, kSolve);
+    r[1].recv(1.9, 1.95, 0, 4);
+    r[1].region(1.95, 3.0, kWork);
+    r[1].recv(3.0, 3.1, 0, 5);
+    for (auto& v : r) v.coll(5.0, 5.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (auto& v : r) v.leave(5.1);
+    if (cut) {
+      for (auto& v : r) {
+        v.requested_cut_at(2.0);
+        v.requested_cut_at(4.0);
+      }
+    }
+    return replay(r);
+  };
+  const auto one = run(false);
+  const auto many = run(true);
+  REQUIRE(many[0].facts.size() == 3);
+  CHECK(one[0].get(Metric::mpi_latereceiver) == Approx(0.9));
+  CHECK(many[0].get(Metric::mpi_latereceiver) == Approx(0.9));
+  std::uint64_t lost_sender = 0;
+  for (const auto& f : many[0].facts) lost_sender += f.crossing_sync_sends;
+  CHECK(lost_sender == 0);
+  // (a)'s posting was walked in epoch 0: its delay costs are not explained
+  // (counted by the receiver), the path stays whole.
+  CHECK(many[1].facts[1].crossing_sync_sends == 1);
+  CHECK(many[0].get(Metric::critical_path) + many[1].get(Metric::critical_path) == Approx(5.1));
+}
+
 TEST_CASE("a Late Receiver whose completion lies before the cut is counted", "[epochs][requested]") {
   // r0's MPI_Ssend (1.0-2.0) waits for r1's posting at 1.5 (0.5 s); r1's
   // receive returns only at 2.2.  A cut at 2.1 leaves the whole Ssend in
