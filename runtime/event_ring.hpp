@@ -38,7 +38,18 @@ class EventRing {
       read_seen_ = read_.load(std::memory_order_acquire);
       if (next == read_seen_) return false;
     }
-    new (slots_ + w) Event(e);
+    // Field by field: the event is usually a temporary the hook just built,
+    // whose fields then go from registers straight into the slot (a wide
+    // copy of it made the compiler keep it on the stack and read it back).
+    Event* s = new (slots_ + w) Event;
+    s->time = e.time;
+    s->kind = e.kind;
+    s->flags = e.flags;
+    s->comm = e.comm;
+    s->peer = e.peer;
+    s->tag = e.tag;
+    s->request = e.request;
+    s->bytes = e.bytes;
     // (The division only near the array's end, where a tiny ring may wrap more than once.)
     const std::size_t ahead = w + kPrefetch < size_ ? w + kPrefetch : (w + kPrefetch) % size_;
     __builtin_prefetch(slots_ + ahead, 1, 3);

@@ -14,8 +14,8 @@
 
 namespace onlinews::rt {
 
-thread_local std::uint64_t t_progress_gate = UINT64_MAX;
-thread_local bool t_analysis_pending = false;
+constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;
+constinit thread_local bool t_analysis_pending = false;
 
 namespace {
 

@@ -12,11 +12,11 @@ namespace onlinews::rt {
 
 // Raw clock value from which the next entry on this thread runs progress();
 // never on threads other than the MPI thread.
-extern thread_local std::uint64_t t_progress_gate;
+extern constinit thread_local std::uint64_t t_progress_gate;
 // True on the MPI thread while the pipeline has agreed windows to analyze or
 // write and ONLINEWS_PATIENT_WAITS is on: its blocking calls then wait
 // patiently (patient.hpp).
-extern thread_local bool t_analysis_pending;
+extern constinit thread_local bool t_analysis_pending;
 inline bool analysis_pending() { return t_analysis_pending; }
 
 // Out of line: the cut protocol and a slice of the pipeline.  `caller` is

@@ -17,11 +17,11 @@ namespace onlinews::rt {
 std::atomic<bool> g_recording{false};
 std::atomic<bool> g_threads_share_mpi{false};
 std::atomic<bool> SharedGuard::locked_{false};
-thread_local int t_in_tool = 0;
-thread_local ThreadBuffer* t_buffer = nullptr;
+constinit thread_local int t_in_tool = 0;
+constinit thread_local ThreadBuffer* t_buffer = nullptr;
 bool g_use_tsc = false;
 
-thread_local bool t_mpi_thread = false;
+constinit thread_local bool t_mpi_thread = false;
 namespace {
 std::atomic<State*> g_state{nullptr};
 }  // namespace

@@ -18,7 +18,7 @@ namespace onlinews::rt {
 extern std::atomic<bool> g_recording;
 // > 0 while the calling thread runs onlinews code that calls MPI itself (the
 // epoch, HDF5 output): such calls pass straight through the wrappers.
-extern thread_local int t_in_tool;
+extern constinit thread_local int t_in_tool;
 
 inline bool recording() { return g_recording.load(std::memory_order_acquire) && t_in_tool == 0; }
 
@@ -32,7 +32,10 @@ struct ToolScope {
 
 // The calling thread's buffer (attached on first use: a new thread starts
 // with an implicit Enter of its root region).
-extern thread_local ThreadBuffer* t_buffer;
+// (constinit: no dynamic initializer, so a read is a plain %fs load, with no
+// call to the TLS init wrapper that made the hooks spill and reload their
+// events' fields around it.)
+extern constinit thread_local ThreadBuffer* t_buffer;
 ThreadBuffer* attach_thread();
 
 // Inlined into every hook, with the ring's push (event_ring.hpp).
@@ -53,7 +56,7 @@ std::uint32_t root_region();
 
 // True on the thread that initialized MPI (the one whose MPI calls are
 // analyzed).
-extern thread_local bool t_mpi_thread;
+extern constinit thread_local bool t_mpi_thread;
 inline bool on_mpi_thread() { return t_mpi_thread; }
 
 }  // namespace onlinews::rt
