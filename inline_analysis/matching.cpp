@@ -298,12 +298,11 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     st.links[event] = static_cast<std::int32_t>(replies.size());
     replies.push_back(r);
   };
-  // A synchronizing send's reply without its completion here: held if the
-  // send is still open (its completion comes later), else lost (the send
-  // returned before the reply's window) and counted.
+  // A synchronizing send's reply whose send is still open (its completion
+  // comes in a later window) is held for it.
   std::set<EpochSendKey> open_keys;
   bool open_known = false;
-  auto hold = [&](int src, const ReplyRecord& r) {
+  auto held = [&](int src, const ReplyRecord& r) {
     if (!open_known) {
       open_known = true;
       auto add = [&](std::uint32_t, const OpenSend& o) {
@@ -312,11 +311,9 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       open_sends.for_each(add);
       open_blocking.for_each(add);
     }
-    if (open_keys.count({src, r.seq, r.epoch}) != 0) {
-      held_replies[{src, r.seq, r.epoch}] = {r, epoch};
-    } else {
-      ++facts.crossing_sync_sends;
-    }
+    if (open_keys.count({src, r.seq, r.epoch}) == 0) return false;
+    held_replies[{src, r.seq, r.epoch}] = {r, epoch};
+    return true;
   };
   // Replies held from earlier windows meet their completion here, or are
   // given up (the send returned before the reply's window: not analyzed).
@@ -343,13 +340,14 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
         if (is_traced(r.ls_wait)) sync_in.late_earlier_sends.emplace_back(src, r.seq, r.epoch);
         if ((r.flags & sendflag::kSynchronous) != 0) {
           // Linked to its completion in this window, or held for a later
-          // one (unless the receive waited itself: then it was no Late
-          // Receiver).
+          // one; a send that returned before this window is not analyzed
+          // (counted, unless the receive waited itself: then it was no
+          // Late Receiver).
           const auto ref = earlier_refs.find({src, r.seq, r.epoch});
           if (ref != earlier_refs.end()) {
             link(ref->second, r);
-          } else if (r.ls_wait <= 0) {
-            hold(src, r);
+          } else if (r.ls_wait <= 0 && !held(src, r)) {
+            ++facts.crossing_sync_sends;
           }
         }
         continue;
@@ -359,30 +357,18 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       idx[q] = static_cast<std::int32_t>(k);
     }
   }
-  // (Per source, the replies whose send completed in this window.)
-  std::map<int, std::vector<std::uint8_t>> completed_here;
   for (const auto& [event, ref] : send_refs) {
     auto g = by_seq.find(ref.first);
     if (g == by_seq.end() || ref.second >= g->second.size() || g->second[ref.second] < 0) continue;
-    const auto k = static_cast<std::size_t>(g->second[ref.second]);
-    const auto& list = got[ref.first];
-    link(event, list[k]);
-    if (w.events[event].kind == EventKind::SendComplete || st.annot[event].leave != kOpen) {
-      auto& done = completed_here[ref.first];
-      if (done.size() < list.size()) done.resize(list.size(), 0);
-      done[k] = 1;
-    }
+    link(event, got[ref.first][static_cast<std::size_t>(g->second[ref.second])]);
   }
   for (const auto& [src, list] : got) {
-    const auto done = completed_here.find(src);
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const ReplyRecord& r = list[k];
+    for (const ReplyRecord& r : list) {
       if (r.earlier != 0) continue;
       if (is_traced(r.ls_wait)) {
         if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
-      } else if ((r.flags & sendflag::kSynchronous) != 0 && r.ls_wait <= 0 &&
-                 (done == completed_here.end() || k >= done->second.size() || done->second[k] == 0)) {
-        hold(src, r);
+      } else if ((r.flags & sendflag::kSynchronous) != 0 && r.ls_wait <= 0) {
+        held(src, r);  // (a send of this window that is not open completed in it)
       }
     }
   }

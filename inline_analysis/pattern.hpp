@@ -37,6 +37,15 @@ class Dispatch {
   void on_event(Phase ph, EventKind k, P* self, void (P::*fn)(const Event&, ReplayContext&)) {
     on_event(ph, k, [self, fn](const Event& e, ReplayContext& c) { (self->*fn)(e, c); });
   }
+  // Only for events that carry remote data (a link: the matched send, the
+  // receiver's reply or the collective's result).  A handler that needs it
+  // costs nothing at the many events without (e.g. every Leave, of which a
+  // few end a blocking send open across a cut).
+  template <class P>
+  void on_linked_event(Phase ph, EventKind k, P* self, void (P::*fn)(const Event&, ReplayContext&)) {
+    linked_[static_cast<int>(ph)][static_cast<int>(k)].push_back(
+        [self, fn](const Event& e, ReplayContext& c) { (self->*fn)(e, c); });
+  }
   template <class F, class P>
   void on_finding(P* self, void (P::*fn)(const F&, ReplayContext&)) {
     findings_[static_cast<int>(F::kKind)].push_back(
@@ -55,18 +64,23 @@ class Dispatch {
   const std::vector<EventHandler>& handlers(Phase ph, EventKind k) const {
     return events_[static_cast<int>(ph)][static_cast<int>(k)];
   }
+  const std::vector<EventHandler>& linked_handlers(Phase ph, EventKind k) const {
+    return linked_[static_cast<int>(ph)][static_cast<int>(k)];
+  }
   const std::vector<FindingHandler>& finding_handlers(FindingKind k) const {
     return findings_[static_cast<int>(k)];
   }
   bool any(Phase ph) const {
-    for (const auto& v : events_[static_cast<int>(ph)]) {
-      if (!v.empty()) return true;
+    for (const auto* table : {&events_, &linked_}) {
+      for (const auto& v : (*table)[static_cast<int>(ph)]) {
+        if (!v.empty()) return true;
+      }
     }
     return false;
   }
 
  private:
-  std::array<std::array<std::vector<EventHandler>, kEventKindCount>, 2> events_;
+  std::array<std::array<std::vector<EventHandler>, kEventKindCount>, 2> events_, linked_;
   std::array<std::vector<FindingHandler>, kFindingKindCount> findings_;
   std::vector<SyncHandler*> sync_;
 };

@@ -148,6 +148,10 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       if (st.annot[i].callpath == kNoCallpath) continue;
       ctx.set_index(i);
       for (const auto& h : dispatch.handlers(ph, e.kind)) h(e, ctx);
+      const auto& linked = dispatch.linked_handlers(ph, e.kind);
+      if (!linked.empty() && st.links[i] >= 0) {
+        for (const auto& h : linked) h(e, ctx);
+      }
     }
     if (ph == Phase::Backward) {
       for (auto& p : patterns) p->on_backward_done(ctx);

@@ -122,7 +122,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // posting in this window (it was walked already), and nothing is
       // handed to it here.
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
-      add_segment(std::max(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), ctx.window_begin()), segment_end_);
+      add_segment(std::max(wait_end, ctx.window_begin()), segment_end_);
       run_ = incs_.size();
       return;
     }

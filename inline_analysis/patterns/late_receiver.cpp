@@ -22,9 +22,9 @@ class LateReceiver final : public Pattern {
  public:
   void subscribe(Dispatch& d) override {
     d.on_finding<LateSenderFinding>(this, &LateReceiver::on_late_sender);
-    d.on_event(Phase::Backward, EventKind::Send, this, &LateReceiver::on_send);
-    d.on_event(Phase::Backward, EventKind::SendComplete, this, &LateReceiver::on_send);
-    d.on_event(Phase::Backward, EventKind::Leave, this, &LateReceiver::on_send);
+    d.on_linked_event(Phase::Backward, EventKind::Send, this, &LateReceiver::on_send);
+    d.on_linked_event(Phase::Backward, EventKind::SendComplete, this, &LateReceiver::on_send);
+    d.on_linked_event(Phase::Backward, EventKind::Leave, this, &LateReceiver::on_send);
     d.on_event(Phase::Backward, EventKind::Enter, this, &LateReceiver::on_enter);
   }
   void on_epoch_end(ReplayContext&) override { late_sender_calls_.clear(); }

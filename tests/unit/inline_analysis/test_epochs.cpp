@@ -30,6 +30,21 @@ std::vector<VRank> iterations(bool cut) {
   return r;
 }
 
+// Ends a run at `end` (the root region's Leave; with `barrier`, after a
+// world barrier in its last 0.1 s), with requested cuts at `cuts` (none:
+// one epoch); replays it, in the random order `seed` if any.
+std::vector<RankResult> finish(std::vector<VRank>& r, double end, bool barrier, const std::vector<double>& cuts,
+                               std::uint64_t seed = 0) {
+  if (barrier) {
+    for (auto& v : r) v.coll(end - 0.1, end, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  }
+  for (auto& v : r) v.leave(end);
+  for (double t : cuts) {
+    for (auto& v : r) v.requested_cut_at(t);
+  }
+  return seed == 0 ? replay(r) : replay(r, {"all"}, {seed, true});
+}
+
 }  // namespace
 
 TEST_CASE("several epochs equal one epoch", "[epochs]") {
@@ -107,12 +122,7 @@ TEST_CASE("a blocking synchronous send open across a requested cut is a Late Rec
     r[0].send(1.0, 2.45, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
     r[1].region(0.0, 2.4, kWork);
     r[1].recv(2.4, 2.45, 0, 4);
-    for (auto& v : r) v.coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
-    for (auto& v : r) v.leave(3.1);
-    if (cut) {
-      for (auto& v : r) v.requested_cut_at(1.5);
-    }
-    return seed == 0 ? replay(r) : replay(r, {"all"}, {seed, true});
+    return finish(r, 3.1, true, cut ? std::vector<double>{1.5} : std::vector<double>{}, seed);
   };
   const auto one = run(false);
   const auto many = run(true, GENERATE(0, 3, 17, 101));
@@ -150,12 +160,7 @@ TEST_CASE("a Late Receiver whose receive was posted before the cut keeps the cri
     r[1].region(1.995, 2.02, kWork);
     r[1].complete(2.02, 2.03, rt::kRegion_MPI_Wait, {{31, true, 0, 4}});
     r[1].region(2.03, 3.0, kWork);
-    for (auto& v : r) v.coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
-    for (auto& v : r) v.leave(3.1);
-    if (cut) {
-      for (auto& v : r) v.requested_cut_at(2.0);
-    }
-    return replay(r);
+    return finish(r, 3.1, true, cut ? std::vector<double>{2.0} : std::vector<double>{});
   };
   const auto one = run(false);
   const auto many = run(true);
@@ -187,15 +192,7 @@ TEST_CASE("a reply that comes before its send's completion is held for it", "[ep
     r[1].recv(1.9, 1.95, 0, 4);
     r[1].region(1.95, 3.0, kWork);
     r[1].recv(3.0, 3.1, 0, 5);
-    for (auto& v : r) v.coll(5.0, 5.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
-    for (auto& v : r) v.leave(5.1);
-    if (cut) {
-      for (auto& v : r) {
-        v.requested_cut_at(2.0);
-        v.requested_cut_at(4.0);
-      }
-    }
-    return replay(r);
+    return finish(r, 5.1, true, cut ? std::vector<double>{2.0, 4.0} : std::vector<double>{});
   };
   const auto one = run(false);
   const auto many = run(true);
@@ -220,11 +217,7 @@ TEST_CASE("a Late Receiver whose completion lies before the cut is counted", "[e
     auto r = make_ranks(2);
     r[0].send(1.0, 2.0, 1, 4, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
     r[1].recv(1.5, 2.2, 0, 4);
-    for (auto& v : r) v.leave(3.0);
-    if (cut) {
-      for (auto& v : r) v.requested_cut_at(2.1);
-    }
-    return replay(r);
+    return finish(r, 3.0, false, cut ? std::vector<double>{2.1} : std::vector<double>{});
   };
   const auto one = run(false);
   const auto many = run(true);
