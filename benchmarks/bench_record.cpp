@@ -114,7 +114,7 @@ void BM_Push(benchmark::State& state) {
   }
   check_no_drops(state, db->dropped());
   set_ns_per_event(state, 1);
-  state.SetLabel(kind == 0 ? "Enter" : kind == 1 ? "Leave" : "Send");
+  state.SetLabel(event_kind_name(e.kind));
 }
 BENCHMARK(BM_Push)
     ->ArgNames({"cap", "kind"})

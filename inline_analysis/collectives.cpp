@@ -116,8 +116,8 @@ Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t)
       const EventAnnotation& a = st.annot[evs[k]];
       const RegionDef* rd = defs.region(callpaths.node(a.callpath).region);
       const CollKind kind = rd != nullptr ? rd->coll : CollKind::None;
-      const bool root = e.peer >= 0 && e.peer == c.my_rank;
-      const bool sends = e.bytes > 0;
+      const bool root = e.root() >= 0 && e.root() == c.my_rank;
+      const bool sends = e.bytes_out() > 0;
       CollRecord& r = recs[k];
       r.max_enter = a.enter;
       r.max_enter_rank = me;
@@ -127,7 +127,7 @@ Task<> Analyzer::Impl::reduce_collectives(const LocationWindow& w, Transport& t)
       r.max_sender_rank = sends ? me : INT64_MAX;
       r.root_bytes = !root ? INT64_MIN
                      : kind == CollKind::NToOne ? static_cast<std::int64_t>(e.bytes_in())
-                                                : static_cast<std::int64_t>(e.bytes);
+                                                : static_cast<std::int64_t>(e.bytes_out());
       r.min_enter = a.enter;
       scans[k] = {sends ? a.enter : INT64_MIN, sends ? me : INT64_MAX};
       any_scan = any_scan || kind == CollKind::Scan || kind == CollKind::Exscan;

@@ -91,12 +91,12 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         // not yet received) is a repeat: it stays unlinked, so nothing is
         // analyzed in it.  A matched probe takes its message from MPI's
         // queue here, so the message is matched in this order.
-        const ProbeKey key{c->gid, c->world_rank_of(e.peer), e.tag, e.request};
-        if (pending_probes.count(key) == 0) pending_probes[key] = {i, e.request != 0 ? next_post_seq++ : 0};
+        const ProbeKey key{c->gid, c->world_rank_of(e.peer), e.tag, e.handle()};
+        if (pending_probes.count(key) == 0) pending_probes[key] = {i, e.handle() != 0 ? next_post_seq++ : 0};
         break;
       }
       case EventKind::Match:
-        current_match = e.request;
+        current_match = e.handle();
         break;
       case EventKind::Recv: {
         if (c == nullptr || !c->usable) break;

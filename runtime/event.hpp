@@ -6,22 +6,60 @@
 namespace onlinews {
 
 enum class EventKind : std::uint8_t {
-  Enter = 0,      // region entered: region()
-  Leave,          // innermost region left
-  Send,           // blocking send issued: comm, peer = dest (rank in comm), tag, bytes
-  Recv,           // blocking receive completed: comm, peer = actual source, tag = actual tag
-  SendRequest,    // nonblocking/persistent send started: comm, peer, tag, bytes, request
-  SendComplete,   // send request completed: request
-  RecvRequest,    // nonblocking/persistent receive posted: comm, peer/tag as requested, request
-  RecvComplete,   // receive request completed: request, comm, peer = actual source, tag = actual tag
-  CollectiveEnd,  // collective finished (recorded before its Leave): comm, peer = root (-1 none),
-                  // bytes = bytes sent, bytes_in() = bytes received
-  Probe,          // MPI_Probe/Mprobe, successful Iprobe/Improbe: comm, peer = actual source,
-                  // tag = actual tag, request = message handle id (0 for a regular probe)
-  Match,          // inside MPI_Mrecv/Imrecv, before its receive: request = message handle id
+#define ONLINEWS_EVENT(name, payload, completes, fields) name,
+#include "event.def"
+#undef ONLINEWS_EVENT
   kCount
 };
 constexpr int kEventKindCount = static_cast<int>(EventKind::kCount);
+
+// Which fields a kind fills, and so which of Event's accessors read them.
+enum class EventPayload : std::uint8_t {
+  None,        // time only
+  Region,      // region()
+  Message,     // comm, peer, tag, bytes, request, flags
+  Request,     // request
+  Collective,  // comm, root(), bytes_out(), bytes_in()
+};
+
+constexpr const char* event_kind_name(EventKind k) {
+  switch (k) {
+#define ONLINEWS_EVENT(name, payload, completes, fields) \
+  case EventKind::name:                                 \
+    return #name;
+#include "event.def"
+#undef ONLINEWS_EVENT
+    default:
+      return "?";
+  }
+}
+
+constexpr EventPayload payload_of(EventKind k) {
+  switch (k) {
+#define ONLINEWS_EVENT(name, payload, completes, fields) \
+  case EventKind::name:                                 \
+    return EventPayload::payload;
+#include "event.def"
+#undef ONLINEWS_EVENT
+    default:
+      return EventPayload::None;
+  }
+}
+
+// True for events a call records after its MPI function returned (they end
+// with the call's Leave and belong to the window of that Leave); the others
+// carry the call's enter time.
+constexpr bool completes_call(EventKind k) {
+  switch (k) {
+#define ONLINEWS_EVENT(name, payload, completes, fields) \
+  case EventKind::name:                                 \
+    return (completes) != 0;
+#include "event.def"
+#undef ONLINEWS_EVENT
+    default:
+      return false;
+  }
+}
 
 namespace evflag {
 constexpr std::uint8_t kSynchronous = 1;  // Ssend/Issend/Ssend_init: completes only when matched
@@ -31,19 +69,6 @@ constexpr std::uint8_t kByTest = 8;       // completion observed by MPI_Test*: n
 constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
 }  // namespace evflag
-
-// True for events a call records after its MPI function returned (they end
-// with the call's Leave and belong to the window of that Leave); the others
-// (Send, SendRequest, RecvRequest) carry the call's enter time.
-inline bool completes_call(EventKind k) {
-  switch (k) {
-    case EventKind::Recv: case EventKind::RecvComplete: case EventKind::SendComplete:
-    case EventKind::Probe: case EventKind::Match: case EventKind::CollectiveEnd:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
 // library's own values to these).
@@ -60,7 +85,12 @@ struct Event {
   std::uint32_t request = 0;  // tool request id (0 = none)
   std::uint64_t bytes = 0;
 
-  std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }
+  // Typed accessors of the payloads that reuse the message fields
+  // (payload_of() says which one a kind has).
+  std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
+  std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
+  std::uint64_t bytes_out() const { return bytes; }  // Collective: bytes sent
+  std::uint32_t handle() const { return request; }  // Probe, Match: message handle id
   // Collectives store the received byte count in the tag/request slots.
   std::uint64_t bytes_in() const {
     return static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) |

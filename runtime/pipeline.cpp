@@ -46,23 +46,30 @@ std::size_t split_index(const std::vector<Event>& ev, std::size_t end, std::uint
 
 // ONLINEWS_VERBOSE=3: every event of a window, for debugging the recording.
 void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& windows) {
-  static const char* const kKinds[] = {"Enter", "Leave", "Send", "Recv", "SendRequest", "SendComplete",
-                                       "RecvRequest", "RecvComplete", "CollectiveEnd", "Probe", "Match"};
-  static_assert(std::size(kKinds) == kEventKindCount, "a name per event kind");
   for (const auto& w : windows) {
     for (const auto& e : w.events) {
-      const auto k = static_cast<std::size_t>(e.kind);
       std::fprintf(stderr, "onlinews[%d.%d]: %.9f %-13s", s.rank, w.location,
-                   1e-9 * (static_cast<double>(e.time) - static_cast<double>(s.start_ns)),
-                   k < std::size(kKinds) ? kKinds[k] : "?");
-      if (e.kind == EventKind::Enter) {
-        const auto* r = s.defs.region(e.region());
-        std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");
-      } else if (e.kind == EventKind::Leave) {
-        std::fprintf(stderr, "\n");
-      } else {
-        std::fprintf(stderr, " comm %u peer %d tag %d bytes %llu request %u flags %u\n", e.comm, e.peer, e.tag,
-                     static_cast<unsigned long long>(e.bytes), e.request, e.flags);
+                   1e-9 * (static_cast<double>(e.time) - static_cast<double>(s.start_ns)), event_kind_name(e.kind));
+      switch (payload_of(e.kind)) {
+        case EventPayload::None:
+          std::fprintf(stderr, "\n");
+          break;
+        case EventPayload::Region: {
+          const auto* r = s.defs.region(e.region());
+          std::fprintf(stderr, " %s\n", r != nullptr ? r->name.c_str() : "(unpublished region)");
+          break;
+        }
+        case EventPayload::Message:
+          std::fprintf(stderr, " comm %u peer %d tag %d bytes %llu request %u flags %u\n", e.comm, e.peer, e.tag,
+                       static_cast<unsigned long long>(e.bytes), e.request, e.flags);
+          break;
+        case EventPayload::Request:
+          std::fprintf(stderr, " request %u flags %u\n", e.request, e.flags);
+          break;
+        case EventPayload::Collective:
+          std::fprintf(stderr, " comm %u root %d bytes out %llu in %llu\n", e.comm, e.root(),
+                       static_cast<unsigned long long>(e.bytes_out()), static_cast<unsigned long long>(e.bytes_in()));
+          break;
       }
     }
   }

@@ -17,7 +17,7 @@ class CollectiveCounts final : public Pattern {
   void on_collective(const Event& e, ReplayContext& ctx) {
     const RegionDef* r = ctx.region();
     if (r == nullptr || r->coll == CollKind::Init || r->coll == CollKind::Finalize) return;
-    const std::uint64_t out = e.bytes, in = e.bytes_in();
+    const std::uint64_t out = e.bytes_out(), in = e.bytes_in();
     Metric m = Metric::syncs_coll;
     if (out > 0 && in > 0) {
       m = Metric::comms_cxch;

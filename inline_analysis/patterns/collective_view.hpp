@@ -28,8 +28,8 @@ struct CollectiveView {
     enter = ctx.region_enter();
     leave = ctx.region_leave();
     comm = ctx.defs().comm(e.comm);
-    root = comm != nullptr && e.peer >= 0 && e.peer == comm->my_rank;
-    bytes_out = e.bytes;
+    root = comm != nullptr && e.root() >= 0 && e.root() == comm->my_rank;
+    bytes_out = e.bytes_out();
     bytes_in = e.bytes_in();
     return true;
   }

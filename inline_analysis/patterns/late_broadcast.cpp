@@ -17,7 +17,7 @@ class LateBroadcast final : public Pattern {
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
     if (!v.load(e, ctx, CollKind::OneToN) || v.root || v.bytes_in == 0 || v.all->root_bytes <= 0) return;
-    const std::int64_t root = v.comm != nullptr ? v.comm->world_rank_of(e.peer) : -1;
+    const std::int64_t root = v.comm != nullptr ? v.comm->world_rank_of(e.root()) : -1;
     charge_collective_wait(ctx, Metric::mpi_latebroadcast, v.wait_for(v.all->root_enter), root);
   }
 };
