@@ -1,14 +1,19 @@
-// Typed findings that patterns publish and other patterns subscribe to
-// (Late Sender -> Wrong Order, Late Receiver; later: delay costs, critical
-// path).  A finding carries everything a subscriber needs; there is no shared
-// blackboard.
+// Typed findings that patterns publish and others subscribe to (Late Sender
+// -> Wrong Order, Late Receiver; every wait and collective instance -> the
+// backward replay's synchronization points, and through them delay costs and
+// the critical path).  A finding carries everything a subscriber needs; there
+// is no shared blackboard.
 #pragma once
 #include <cstdint>
 
 namespace onlinews::analysis {
 
-enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveWait, kCount };
+enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, kCount };
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
+
+// Which delay metric explains a wait (and classifies long-term costs).
+enum class DelayKind : std::uint8_t { LateSender, LateReceiver, Barrier, NxN, OneToN, NToOne, kCount };
+constexpr int kDelayKinds = static_cast<int>(DelayKind::kCount);
 
 // A receive (or a Wait* completing receives) waited for a send that started late.
 struct LateSenderFinding {
@@ -41,16 +46,31 @@ struct LateReceiverFinding {
   std::uint32_t send_epoch = 0;  // the epoch the send was recorded in (seq counts there)
 };
 
-// A rank waited in a collective (barrier, N x N, broadcast, reduce, scan,
-// init/finalize).  `metric` is the wait-state metric index.
-struct CollectiveWaitFinding {
-  static constexpr FindingKind kKind = FindingKind::CollectiveWait;
+// A collective instance as a synchronization point, published by the pattern
+// of its kind at every member that analyzed it, whether it waited there or
+// not: every instance bounds synchronization intervals, and every member
+// takes part in the backward replay's step at an instance where someone
+// waited.  The pattern decides who caused the waits; the replay only reads it.
+struct CollectiveSyncFinding {
+  static constexpr FindingKind kKind = FindingKind::CollectiveSync;
   int location = 0;
   std::uint32_t callpath = 0;
-  int metric = 0;
-  double wait = 0;
-  int cause = -1;  // world rank the wait is attributed to (latest / root)
-  std::size_t event = 0;  // the CollectiveEnd event
+  std::size_t event = 0;       // the CollectiveEnd event
+  std::uint16_t comm = 0;      // local communicator id
+  int metric = -1;             // wait-state metric index (-1: none charged here)
+  double wait = 0;             // this member's wait, seconds (0: none)
+  DelayKind delay = DelayKind::NxN;  // the delay metric that explains the waits
+  // Every member's wait is attributed to one member (the latest to enter,
+  // the root, the latest sender), the same on every member.
+  int reference = -1;          // its rank in the communicator
+  bool delayed = false;        // some member waited: delay costs are due
+  std::int64_t min_leave = 0;  // ns, the earliest leave of any member
+  // Prefix kinds (Scan, Exscan): each member waits for its own latest lower
+  // rank, a pair like a message; no delay metric, no interval bound.
+  bool pairwise = false;
+  int pair_cause = -1;         // world rank this member waited for
+  std::uint64_t gid = 0;       // the communicator's global id
+  std::uint32_t instance = 0;  // the instance's number on it
 };
 
 }  // namespace onlinews::analysis

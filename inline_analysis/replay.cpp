@@ -65,8 +65,8 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
   dispatch.on_finding_fn<LateReceiverFinding>([this](const LateReceiverFinding& f, ReplayContext&) {
     if (f.location == options.mpi_location && traced(f.wait)) sync_in.late_receivers.push_back(f);
   });
-  dispatch.on_finding_fn<CollectiveWaitFinding>([this](const CollectiveWaitFinding& f, ReplayContext&) {
-    if (f.location == options.mpi_location) sync_in.collective_waits[f.event] += f.wait;
+  dispatch.on_finding_fn<CollectiveSyncFinding>([this](const CollectiveSyncFinding& f, ReplayContext&) {
+    if (f.location == options.mpi_location) sync_in.collectives.push_back(f);
   });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
@@ -163,8 +163,6 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   sync_in.events = &w.events;
   sync_in.annot = &st.annot;
-  sync_in.links = &st.links;
-  sync_in.colls = &colls;
   sync_in.location = w.location;
   sync_in.epoch = static_cast<std::uint32_t>(epoch);
   sync_in.open_callpath = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;

@@ -15,15 +15,6 @@ std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
   return h;
 }
 
-DelayKind delay_of(CollKind k) {
-  switch (k) {
-    case CollKind::Barrier: return DelayKind::Barrier;
-    case CollKind::OneToN: return DelayKind::OneToN;
-    case CollKind::NToOne: return DelayKind::NToOne;
-    default: return DelayKind::NxN;
-  }
-}
-
 }  // namespace
 
 // ---- SyncReplay ---------------------------------------------------------------
@@ -103,58 +94,33 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
     note(f.receiver, SyncKind::LrRecv, f.seq, 0, f.send_epoch);
   }
-  // Collectives: every analyzed instance bounds intervals; instances in which
-  // someone waited are replayed.
+  // Collectives, as their patterns published them: every analyzed instance
+  // bounds intervals; instances in which someone waited are replayed.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> scans;  // (gid, instance) -> event
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    if (ev[i].kind != EventKind::CollectiveEnd) continue;
-    const std::int32_t l = (*in.links)[i];
-    if (l < 0 || static_cast<std::size_t>(l) >= in.colls->size()) continue;
-    const CollResult& r = (*in.colls)[static_cast<std::size_t>(l)];
-    const CommDef* c = defs.comm(ev[i].comm);
-    const RegionDef* rd = defs.region(rc.callpaths().node(an[i].callpath).region);
-    if (!r.valid || c == nullptr || rd == nullptr) continue;
-    SyncPoint s = make(SyncKind::Collective, i);
-    s.comm = ev[i].comm;
+  for (const auto& f : in.collectives) {
+    const CommDef* c = defs.comm(f.comm);
+    if (f.event >= ev.size() || c == nullptr) continue;
+    SyncPoint s = make(SyncKind::Collective, f.event);
+    s.comm = f.comm;
     s.all_ranks = c->size == defs.world_size;
-    s.delay = delay_of(rd->coll);
-    // This rank's wait as the wait-state patterns found it (one definition).
-    const double* w = in.collective_waits.find(i);
-    s.wait = w == nullptr ? 0.0 : *w;
-    // Who caused the waits, and whether anyone waited (known to every member).
-    const CollRecord& a = r.all;
-    s.min_leave = a.min_leave;
-    switch (rd->coll) {
-      case CollKind::Scan:
-      case CollKind::Exscan: {
-        // Each member waits for its latest lower rank (no delay metric, as
-        // in Scalasca), which never waited itself: a pair, like a message.
-        // (An instance's number on its communicator is unique in a window.)
-        const auto seq = static_cast<std::uint32_t>(r.instance);
-        scans[{c->gid, seq}] = i;
-        const auto cause = r.prefix.rank;
-        if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
-        s.kind = SyncKind::ScanWait;
-        s.peer = static_cast<int>(cause);
-        s.seq = seq;
-        s.gid = c->gid;
-        points_.push_back(s);
-        note(s.peer, SyncKind::ScanCause, seq, c->gid, 0);
-        continue;
-      }
-      case CollKind::OneToN:
-        s.reference = ev[i].peer;
-        s.delayed = a.root_bytes > 0 && a.min_enter < a.root_enter;
-        break;
-      case CollKind::NToOne:
-        s.reference = c->rank_of_world(a.max_sender_rank);
-        s.delayed = a.root_bytes > 0 && s.reference >= 0 && a.root_enter < a.max_sender_enter;
-        break;
-      default:  // Barrier, N x N, Init, Finalize: everybody waits for the latest
-        s.reference = c->rank_of_world(a.max_enter_rank);
-        s.delayed = rd->coll != CollKind::Init && rd->coll != CollKind::Finalize && a.min_enter < a.max_enter;
-        break;
+    s.delay = f.delay;
+    s.wait = f.wait;
+    s.min_leave = f.min_leave;
+    if (f.pairwise) {
+      // (An instance's number on its communicator is unique in a window.)
+      scans[{f.gid, f.instance}] = f.event;
+      const int cause = f.pair_cause;
+      if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
+      s.kind = SyncKind::ScanWait;
+      s.peer = cause;
+      s.seq = f.instance;
+      s.gid = f.gid;
+      points_.push_back(s);
+      note(s.peer, SyncKind::ScanCause, f.instance, f.gid, 0);
+      continue;
     }
+    s.reference = f.reference;
+    s.delayed = f.delayed;
     points_.push_back(s);
   }
   for (const auto& [peer, got] : co_await exchange_records(t, notes)) {

@@ -30,10 +30,6 @@
 
 namespace onlinews::analysis {
 
-// Which delay metric explains a wait (and classifies long-term costs).
-enum class DelayKind : std::uint8_t { LateSender, LateReceiver, Barrier, NxN, OneToN, NToOne, kCount };
-constexpr int kDelayKinds = static_cast<int>(DelayKind::kCount);
-
 enum class SyncKind : std::uint8_t {
   Start,       // start of the window: synchronized with everyone
   LsRecv,      // this rank waited for a late send (peer = sender)
@@ -216,14 +212,13 @@ class SyncReplay {
   struct Inputs {
     const std::vector<Event>* events = nullptr;
     const std::vector<EventAnnotation>* annot = nullptr;
-    const std::vector<std::int32_t>* links = nullptr;
-    const std::vector<CollResult>* colls = nullptr;
     int location = 0;
     // This epoch's waits of the analyzed location that are traced
     // (AnalysisOptions::min_traced_wait).
     std::vector<LateSenderFinding> late_senders;
     std::vector<LateReceiverFinding> late_receivers;
-    FlatMap<std::size_t, double> collective_waits;  // CollectiveEnd event -> this rank's wait
+    // Every analyzed collective instance of the analyzed location (wait or not).
+    std::vector<CollectiveSyncFinding> collectives;
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
     // Sends of the epoch before whose receive waited for them in this one:
@@ -242,12 +237,10 @@ class SyncReplay {
     void reset(WindowBounds b) {
       events = nullptr;
       annot = nullptr;
-      links = nullptr;
-      colls = nullptr;
       location = 0;
       late_senders.clear();
       late_receivers.clear();
-      collective_waits.clear();
+      collectives.clear();
       late_sends.clear();
       late_earlier_sends.clear();
       crossing_sends.clear();

@@ -16,7 +16,9 @@ class Barrier final : public Pattern {
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
     if (!v.load(e, ctx, CollKind::Barrier)) return;
-    charge_collective_wait(ctx, Metric::mpi_barrier_wait, v.wait_for(v.all->max_enter), v.all->max_enter_rank);
+    // Everybody waits for the latest to enter.
+    publish_collective(ctx, v, Metric::mpi_barrier_wait, v.wait_for(v.all->max_enter), DelayKind::Barrier,
+                       v.comm_rank_of_world(v.all->max_enter_rank), v.all->min_enter < v.all->max_enter);
     ctx.add(Metric::mpi_barrier_completion, v.completion());
   }
 };

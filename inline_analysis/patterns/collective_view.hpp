@@ -13,7 +13,10 @@ struct CollectiveView {
   const ScanRecord* prefix = nullptr;
   std::int64_t enter = 0, leave = 0;
   const CommDef* comm = nullptr;
+  std::uint16_t comm_id = 0;
+  std::uint64_t instance = 0;  // its number on the communicator
   bool root = false;
+  bool open = false;  // the call's Leave is not in the window: nothing is charged
   std::uint64_t bytes_out = 0, bytes_in = 0;
 
   // Fills the view if the current CollectiveEnd belongs to a collective of
@@ -22,11 +25,13 @@ struct CollectiveView {
     const RegionDef* r = ctx.region();
     const CollResult* res = ctx.collective();
     if (r == nullptr || r->coll != want || res == nullptr || !res->valid) return false;
-    if (ctx.region_leave() == kOpen) return false;
     all = &res->all;
     prefix = &res->prefix;
+    instance = res->instance;
     enter = ctx.region_enter();
     leave = ctx.region_leave();
+    open = leave == kOpen;
+    comm_id = e.comm;
     comm = ctx.defs().comm(e.comm);
     root = comm != nullptr && e.root() >= 0 && e.root() == comm->my_rank;
     bytes_out = e.bytes_out();
@@ -35,21 +40,56 @@ struct CollectiveView {
   }
   // Waiting for the last rank to arrive, capped at the own leave.
   double wait_for(std::int64_t latest) const {
-    if (latest == INT64_MIN) return 0.0;
+    if (latest == INT64_MIN || open) return 0.0;
     return std::max(0.0, secs(std::min(latest, leave) - enter));
   }
   // Time after the first rank has left (and after the waiting ended).
   double completion() const {
+    if (open) return 0.0;
     const std::int64_t l = std::min(all->max_enter, leave);
     return std::max(0.0, secs(leave - std::max(all->min_leave, l)));
   }
+  // A world rank's rank in the communicator (-1: not a member).
+  int comm_rank_of_world(std::int64_t w) const { return comm != nullptr ? comm->rank_of_world(w) : -1; }
 };
 
-// Publishes a collective wait and charges its metric.
-inline void charge_collective_wait(ReplayContext& ctx, Metric m, double wait, std::int64_t cause) {
-  if (wait <= 0) return;
-  ctx.add(m, wait);
-  CollectiveWaitFinding f{ctx.location(), ctx.callpath(), idx(m), wait, static_cast<int>(cause), ctx.index()};
+// Charges this member's wait (if any) to `m` and fills what every
+// collective synchronization point holds.
+inline CollectiveSyncFinding charge_instance(ReplayContext& ctx, const CollectiveView& v, Metric m, double wait) {
+  if (wait > 0) ctx.add(m, wait);
+  CollectiveSyncFinding f;
+  f.location = ctx.location();
+  f.callpath = ctx.callpath();
+  f.event = ctx.index();
+  f.comm = v.comm_id;
+  f.metric = wait > 0 ? idx(m) : -1;
+  f.wait = std::max(wait, 0.0);
+  f.min_leave = v.all->min_leave;
+  f.gid = v.comm != nullptr ? v.comm->gid : 0;
+  f.instance = static_cast<std::uint32_t>(v.instance);
+  return f;
+}
+
+// Charges the wait and publishes the instance as a synchronization point:
+// `reference` (a rank in the communicator) caused every member's wait, and
+// `delayed` says whether anyone waited; both must be the same on every
+// member.  Every member that loaded the instance publishes it, whether or
+// not it waited or the pattern charges its part.
+inline void publish_collective(ReplayContext& ctx, const CollectiveView& v, Metric m, double wait, DelayKind delay,
+                               int reference, bool delayed) {
+  CollectiveSyncFinding f = charge_instance(ctx, v, m, wait);
+  f.delay = delay;
+  f.reference = reference;
+  f.delayed = delayed;
+  ctx.publish(f);
+}
+
+// The same for a prefix kind (Scan, Exscan): this member waited for world
+// rank `cause`, its latest lower rank.
+inline void publish_prefix(ReplayContext& ctx, const CollectiveView& v, Metric m, double wait, std::int64_t cause) {
+  CollectiveSyncFinding f = charge_instance(ctx, v, m, wait);
+  f.pairwise = true;
+  f.pair_cause = static_cast<int>(cause);
   ctx.publish(f);
 }
 

@@ -17,9 +17,13 @@ class EarlyReduce final : public Pattern {
  private:
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
-    if (!v.load(e, ctx, CollKind::NToOne) || !v.root || v.all->root_bytes <= 0) return;
-    charge_collective_wait(ctx, Metric::mpi_earlyreduce, v.wait_for(v.all->max_sender_enter),
-                           v.all->max_sender_rank);
+    if (!v.load(e, ctx, CollKind::NToOne)) return;
+    const bool receives = v.all->root_bytes > 0;
+    // The root waits for the latest sender.
+    const int latest = v.comm_rank_of_world(v.all->max_sender_rank);
+    publish_collective(ctx, v, Metric::mpi_earlyreduce,
+                       v.root && receives ? v.wait_for(v.all->max_sender_enter) : 0.0, DelayKind::NToOne, latest,
+                       receives && latest >= 0 && v.all->root_enter < v.all->max_sender_enter);
   }
 };
 

@@ -16,7 +16,7 @@ class EarlyScan final : public Pattern {
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
     if (!v.load(e, ctx, CollKind::Scan) && !v.load(e, ctx, CollKind::Exscan)) return;
-    charge_collective_wait(ctx, Metric::mpi_earlyscan, v.wait_for(v.prefix->max_enter), v.prefix->rank);
+    publish_prefix(ctx, v, Metric::mpi_earlyscan, v.wait_for(v.prefix->max_enter), v.prefix->rank);
   }
 };
 

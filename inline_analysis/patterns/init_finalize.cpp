@@ -19,10 +19,15 @@ class InitFinalize final : public Pattern {
  private:
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
+    // Both only bound synchronization intervals: a Wait at Finalize has no
+    // delay costs (as in Scalasca, docs/analyses.md), so neither is `delayed`.
     if (v.load(e, ctx, CollKind::Init)) {
       ctx.add(Metric::mpi_init_completion, v.completion());
+      publish_collective(ctx, v, Metric::mpi_init_completion, 0.0, DelayKind::NxN,
+                         v.comm_rank_of_world(v.all->max_enter_rank), false);
     } else if (v.load(e, ctx, CollKind::Finalize)) {
-      charge_collective_wait(ctx, Metric::mpi_finalize_wait, v.wait_for(v.all->max_enter), v.all->max_enter_rank);
+      publish_collective(ctx, v, Metric::mpi_finalize_wait, v.wait_for(v.all->max_enter), DelayKind::NxN,
+                         v.comm_rank_of_world(v.all->max_enter_rank), false);
     }
   }
 };

@@ -16,9 +16,12 @@ class LateBroadcast final : public Pattern {
  private:
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
-    if (!v.load(e, ctx, CollKind::OneToN) || v.root || v.bytes_in == 0 || v.all->root_bytes <= 0) return;
-    const std::int64_t root = v.comm != nullptr ? v.comm->world_rank_of(e.root()) : -1;
-    charge_collective_wait(ctx, Metric::mpi_latebroadcast, v.wait_for(v.all->root_enter), root);
+    if (!v.load(e, ctx, CollKind::OneToN)) return;
+    const bool sends = v.all->root_bytes > 0;
+    const bool waits = !v.root && v.bytes_in != 0 && sends;
+    // Every receiver waits for the root.
+    publish_collective(ctx, v, Metric::mpi_latebroadcast, waits ? v.wait_for(v.all->root_enter) : 0.0,
+                       DelayKind::OneToN, e.root(), sends && v.all->min_enter < v.all->root_enter);
   }
 };
 

@@ -15,9 +15,11 @@ class WaitNxN final : public Pattern {
  private:
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
-    if (!v.load(e, ctx, CollKind::NxN) || (v.bytes_out == 0 && v.bytes_in == 0)) return;
-    charge_collective_wait(ctx, Metric::mpi_wait_nxn, v.wait_for(v.all->max_enter), v.all->max_enter_rank);
-    ctx.add(Metric::mpi_nxn_completion, v.completion());
+    if (!v.load(e, ctx, CollKind::NxN)) return;
+    const bool analyzed = v.bytes_out != 0 || v.bytes_in != 0;
+    publish_collective(ctx, v, Metric::mpi_wait_nxn, analyzed ? v.wait_for(v.all->max_enter) : 0.0, DelayKind::NxN,
+                       v.comm_rank_of_world(v.all->max_enter_rank), v.all->min_enter < v.all->max_enter);
+    if (analyzed) ctx.add(Metric::mpi_nxn_completion, v.completion());
   }
 };
 

@@ -134,3 +134,23 @@ TEST_CASE("late broadcast costs land on the root, early reduce costs on the late
   CHECK(res[0].get(Metric::mpi_earlyreduce) == Approx(1.5));
   CHECK(res[2].get(Metric::delay_n21, kG) == Approx(1.5));
 }
+
+TEST_CASE("a member the N x N pattern does not analyze still takes part in the instance's replay",
+          "[delay][collective]") {
+  // Rank 1 moves no data in the Allreduce (not analyzed for waiting), but
+  // the pattern still publishes the instance as a synchronization point at
+  // every member: the replay's broadcast and reduction need all three.
+  // Rank 2 works 2 s more in f, so rank 0 waits 2 s and that is its cost.
+  auto r = make_ranks(3);
+  for (int i = 0; i < 3; ++i) {
+    r[i].region(0.0, i == 2 ? 3.0 : 1.0, kF);
+    r[i].coll(i == 2 ? 3.0 : 1.0, 3.1, rt::kRegion_MPI_Allreduce, -1, i == 1 ? 0 : 8, i == 1 ? 0 : 8);
+    r[i].region(3.1, 3.5, kG);
+    r[i].leave(4.0);
+  }
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_wait_nxn) == Approx(2.0));
+  CHECK(res[1].get(Metric::mpi_wait_nxn) == 0.0);
+  CHECK(res[2].get(Metric::delay_n2n, kF) == Approx(2.0));
+  CHECK(res[2].get(Metric::delay) == Approx(2.0));
+}
