@@ -110,16 +110,21 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   for (std::size_t l = 0; l < matched.size(); ++l) {
     if (matched[l].epoch == static_cast<std::uint32_t>(epoch)) by_send[send_key(matched[l].src, matched[l].seq)] = l;
   }
-  // Senders: publishes corrected enter times of this epoch's sends; the
-  // receivers update their matched (or still pending) records.
+  // Senders: publishes corrected enter times of this epoch's sends (read
+  // from the events; `published` is what the receiver holds); the
+  // receivers update their matched (or still pending) records, the only
+  // copies of a remote send's time.
+  std::unordered_map<std::size_t, std::int64_t> published;  // send event -> enter the receiver has
+  send_events.for_each([&](int, std::uint32_t, std::size_t i) { published[i] = st.annot[i].enter; });
   auto publish_sends = [&]() -> Task<> {
     std::map<int, std::vector<SendUpdate>> out;
     send_events.for_each([&](int dest, std::uint32_t seq, std::size_t i) {
-      SendRecord& r = outgoing[dest][seq];
       const std::int64_t enter = st.annot[i].enter;
-      if (enter == r.enter) return;
-      r.enter = enter;
-      out[dest].push_back({r.comm_gid, enter, r.tag, r.seq});
+      std::int64_t& was = published[i];
+      if (enter == was) return;
+      was = enter;
+      const CommDef* c = defs.comm(ev[i].comm);
+      out[dest].push_back({c != nullptr ? c->gid : 0, enter, ev[i].tag, seq});
     });
     for (const auto& [src, list] : co_await exchange_records(t, out)) {
       for (const SendUpdate& u : list) {
@@ -236,17 +241,6 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   co_await publish_sends();  // collective: every rank takes part (within the limits: no new violation)
   left = violations();
 
-  // Receives posted in this window keep their (possibly moved) times.
-  for (CompletedRecv& cr : completed) {
-    if (cr.post_event == kNoEvent) continue;
-    cr.post_enter = st.annot[cr.post_event].enter;
-    cr.post_leave = st.annot[cr.post_event].leave;
-  }
-  open_recvs.for_each([&](std::uint32_t, OpenRecv& o) {
-    if (o.post_epoch != epoch) return;
-    o.post_enter = st.annot[o.post_event].enter;
-    o.post_leave = st.annot[o.post_event].leave;
-  });
   if (n > 0) {  // (an empty window keeps the carry for the next)
     clock_carry = ev[n - 1].time > static_cast<std::uint64_t>(orig[n - 1]);
     carry_orig = orig[n - 1];
@@ -256,6 +250,15 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   for (const auto& c : cons) found += c.violated ? 1 : 0;
   facts.clock_violations += found;
   facts.clock_violations_corrected += found - std::min(found, left);
+}
+
+void Analyzer::Impl::retire_times(const LocationWindow& w) {
+  const LocationState& st = loc(w.location);
+  open_recvs.for_each([&](std::uint32_t, OpenRecv& o) {
+    if (o.post_epoch != epoch || o.post_event >= st.annot.size()) return;
+    o.post_enter = st.annot[o.post_event].enter;
+    o.post_leave = st.annot[o.post_event].leave;
+  });
 }
 
 }  // namespace onlinews::analysis

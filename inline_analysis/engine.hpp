@@ -13,25 +13,28 @@
 
 namespace onlinews::analysis {
 
-// A receive that completed in this window, in the form matching needs.
+// Times live in the events of the window being analyzed (clock correction
+// moves only those); records of this window refer to events by index and
+// read the times through the annotation.  A record that outlives its window
+// keeps the final times of its events, taken when the window retires.
 constexpr std::size_t kNoEvent = static_cast<std::size_t>(-1);
 
+// A receive that completed in this window, in the form matching needs.
 struct CompletedRecv {
   std::size_t event = 0;      // index of the Recv / RecvComplete event
   std::uint64_t post_seq = 0; // posting order: MPI matches in this order
   std::uint64_t comm_gid = 0;
   int src = -1;               // actual source, world rank
   std::int32_t tag = 0;
-  std::int64_t post_enter = 0, post_leave = 0;
-  std::size_t post_event = kNoEvent;  // the posting event, if in this window
-  std::int64_t done_leave = 0;        // leave of the call that completed it
+  std::size_t post_event = kNoEvent;  // the posting event, if in this window; else:
+  std::int64_t earlier_post_enter = 0, earlier_post_leave = 0;  // its times, kept from its window
 };
 
 struct OpenRecv {  // a receive request posted but not completed yet
   std::uint64_t post_seq = 0;
-  std::int64_t post_enter = 0, post_leave = 0;
-  std::size_t post_event = 0;
+  std::size_t post_event = 0;  // in the window of post_epoch
   int post_epoch = -1;
+  std::int64_t post_enter = 0, post_leave = 0;  // taken when that window retires
   std::size_t probe_event = kNoEvent;  // matched probe (MPI_Imrecv), in this window
   std::uint64_t comm_gid = 0;
   int src = -1;            // requested source (world rank), -1 = any
@@ -120,7 +123,7 @@ struct Analyzer::Impl {
 
   // Per-epoch scratch.
   std::vector<CompletedRecv> completed;
-  std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends
+  std::map<int, std::vector<SendRecord>> outgoing;  // dest world rank -> sends (the wire copy, until sent)
   std::vector<std::pair<std::size_t, std::pair<int, std::uint32_t>>> send_refs;  // event -> (dest, seq)
   // Completions in this window of sends recorded in an earlier one (a
   // SendComplete, or the Leave of a blocking send open at the cut), for
@@ -194,6 +197,13 @@ struct Analyzer::Impl {
   bool is_traced(double wait) const { return wait > 0 && wait >= options.min_traced_wait; }
   // clock_condition.cpp
   Task<> correct_clocks(LocationWindow& w, Transport& t);
+  // A posting's enter and leave (from this window's events, or kept).
+  std::pair<std::int64_t, std::int64_t> posting_times(const CompletedRecv& cr, const LocationState& st) const {
+    if (cr.post_event == kNoEvent) return {cr.earlier_post_enter, cr.earlier_post_leave};
+    return {st.annot[cr.post_event].enter, st.annot[cr.post_event].leave};
+  }
+  // The analyzed window retires: open postings keep their final times.
+  void retire_times(const LocationWindow& w);
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);
   Task<> reduce_collectives(const LocationWindow& w, Transport& t);
   Task<> run_sync_replay(LocationWindow& w, Transport& t);

@@ -109,15 +109,13 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
           seq = next_post_seq++;
         }
         current_match = 0;
-        completed.push_back({i, seq, c->gid, src, e.tag, a.enter, a.leave, i, a.leave});
+        completed.push_back({i, seq, c->gid, src, e.tag, i});
         break;
       }
       case EventKind::RecvRequest: {
         if (c == nullptr || !c->usable) break;
         const int src = e.peer == kAnySource ? -1 : c->world_rank_of(e.peer);
         OpenRecv o;
-        o.post_enter = a.enter;
-        o.post_leave = a.leave;
         o.post_event = i;
         o.post_epoch = epoch;
         o.comm_gid = c->gid;
@@ -148,8 +146,14 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w) {
         } else if (auto p = take_probe({c->gid, c->world_rank_of(e.peer), e.tag, 0})) {
           probed.emplace_back(i, p->event);  // a regular probe, then MPI_Irecv of its message
         }
-        completed.push_back({i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag, o.post_enter, o.post_leave,
-                             o.post_epoch == epoch ? o.post_event : kNoEvent, a.leave});
+        CompletedRecv cr{i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag};
+        if (o.post_epoch == epoch) {
+          cr.post_event = o.post_event;
+        } else {
+          cr.earlier_post_enter = o.post_enter;
+          cr.earlier_post_leave = o.post_leave;
+        }
+        completed.push_back(cr);
         break;
       }
       case EventKind::CollectiveEnd:
@@ -176,6 +180,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
   for (const auto& [src, list] : co_await exchange_records(t, mixed_p2p.empty() ? outgoing : filtered)) {
     for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
   }
+  outgoing.clear();  // (sent: the sends' times live in their events)
   for (auto it = pending.begin(); it != pending.end();) {
     it = is_mixed(it->first.gid) ? pending.erase(it) : std::next(it);
   }
@@ -230,7 +235,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     // every later message on this envelope by one (and put a message
     // against time into the backward replay); leaving the send for the
     // next receive realigns the envelope.
-    if (realign > 0 && q[reserved].enter > cr.done_leave) {
+    if (realign > 0 && q[reserved].enter > st.annot[cr.event].leave) {
       ++facts.unmatched_receives;
       continue;
     }
@@ -280,8 +285,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     r.receiver = me;
     r.bytes = s.bytes;
     r.flags = s.flags;
-    r.post_enter = cr.post_enter;
-    r.post_leave = cr.post_leave;
+    std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
     // The Late Sender instance (for a Waitall: its longest wait only; for a
     // probed message: the probe's).
     const std::size_t* pr = probe_of.find(cr.event);

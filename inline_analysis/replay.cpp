@@ -257,6 +257,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     ReplayContext ctx(src);
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }
+  if (m.comm_patterns) m.retire_times(*mpi);
   if (m.realign > 0 && !m.facts.comm_analysis_skipped) --m.realign;
   ++m.epoch;
   m.facts.forward_seconds = t1 - t0;

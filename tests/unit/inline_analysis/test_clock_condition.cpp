@@ -193,3 +193,31 @@ TEST_CASE("a shift left at a cut decays on in the next window", "[clock]") {
   CHECK(res[1].get(Metric::time, kWork) == Approx(0.000495).margin(1e-9));
   CHECK(res[1].get(Metric::mpi_latesender) == Approx(0.9).margin(1e-9));
 }
+
+TEST_CASE("a Late Receiver is measured from the corrected posting, also across a cut", "[clock][late_receiver]") {
+  // r1's clock reads 0.1 s early: its receive of message A seems to end at
+  // 0.74, before r0 sent A at 0.84, and moves to 0.84.  Its Irecv of B,
+  // recorded at 0.95, keeps that shift less 1 % of the 0.21 s step:
+  // 0.84 + 0.21 - 0.0021 = 1.0479.  r0's Wait for its Issend of B enters at
+  // 0.98, so it waits 1.0479 - 0.98 = 0.0679 s for the posting (recorded
+  // times would say none).  With a requested cut at 0.97 the posting lies
+  // in the window before the Wait: its corrected times travel with the
+  // open request into the next window.
+  for (const bool cut : {false, true}) {
+    auto r = make_ranks(2);
+    r[0].send(0.84, 0.8401, 1, 1);
+    r[0].isend(0.841, 0.8411, 1, 2, 8, 5, evflag::kSynchronous);
+    r[0].complete(0.98, 2.0, rt::kRegion_MPI_Wait, {{5, false}});
+    r[1].recv(0.1, 0.74, 0, 1);
+    r[1].irecv(0.95, 0.9501, 0, 2, 7);
+    r[1].complete(1.5, 1.6, rt::kRegion_MPI_Wait, {{7, true, 0, 2}});
+    for (auto& v : r) v.leave(2.5);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(0.97);
+    }
+    auto res = replay(r);
+    INFO("requested cut: " << cut);
+    CHECK(res[1].facts[0].clock_violations == 1);
+    CHECK(res[0].get(Metric::mpi_latereceiver) == Approx(1.0479 - 0.98).margin(1e-6));
+  }
+}
