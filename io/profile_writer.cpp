@@ -83,9 +83,8 @@ bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<Met
     // An empty matrix (a run without one analyzed epoch has no location
     // columns) has nothing to write, and HDF5 fails the write of nothing
     // (the same decision on every rank: the shape is everyone's).
-    double none = 0.0;
     if (ncp > 0 && nloc > 0) {
-      ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, block.empty() ? &none : block.data()) >= 0 && ok;
+      ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, block.empty() ? nullptr : block.data()) >= 0 && ok;
     }
     H5Sclose(ms);
     H5Sclose(fs);

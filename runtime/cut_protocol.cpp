@@ -77,8 +77,9 @@ bool CutProtocol::wants_cut() const {
   // A boundary not cut out yet frees the buffer once it is: another one
   // now would only add an empty window.
   if (p.backlog() > 0) return false;
+  const std::size_t open = p.open_events();
   ThreadBuffer* b = s_.buffers.at(0);
-  if (b != nullptr && 2 * p.open_events() >= b->capacity()) return true;
+  if (b != nullptr && 2 * open >= b->capacity()) return true;
   const double seconds = s_.cfg.epoch_seconds;
   // Test mode: a cut at every opportunity -- at every eligible collective
   // where the program has them (synchronizing cuts), and in code that turns
@@ -93,7 +94,7 @@ bool CutProtocol::wants_cut() const {
   // in one call since the last boundary has recorded nothing yet: asking
   // then gave an empty window, e.g. while the partner of a synchronous send
   // polled for 0.5 s before posting its receive).
-  return std::isfinite(seconds) && p.open_events() > 0 &&
+  return std::isfinite(seconds) && open > 0 &&
          1e-9 * static_cast<double>(monotonic_ns() - last_boundary_ns_) >= 1.2 * seconds;
 }
 

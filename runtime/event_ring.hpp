@@ -13,7 +13,6 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
-#include <memory>
 #include <new>
 
 #include "event.hpp"

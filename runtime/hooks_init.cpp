@@ -164,11 +164,8 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
                          analysis::known_selections() + ")");
   }
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
-  analysis::AnalysisOptions opts;
-  opts.selection = s.cfg.analyses;
-  opts.min_traced_wait = s.cfg.min_traced_wait;
   s.analysis_defs = s.defs;
-  s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, opts);
+  s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, analysis_options(s.cfg));
   s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);
   s.pipeline = std::make_unique<Pipeline>(s);
   const int my_host = s.defs.host_of_rank[static_cast<std::size_t>(s.rank)];

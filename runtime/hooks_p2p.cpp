@@ -79,13 +79,8 @@ void post_isend(Call& c, int rc) {
   if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
     const std::uint64_t bytes = type_bytes(c.count, c.type);
     SharedGuard guard;
-    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
-    r.kind = RequestInfo::kSend;
-    r.flags = c.mode;
-    r.peer = c.peer;
-    r.tag = c.tag;
-    r.bytes = bytes;
-    start_request(*s, r, c.t_enter);
+    start_request(*s, s->requests.add(*c.request, c.comm_id, RequestInfo::kSend, c.mode, c.peer, c.tag, bytes),
+                  c.t_enter);
   }
   call_leave();
 }
@@ -98,10 +93,8 @@ void post_irecv(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
     SharedGuard guard;
-    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
-    r.kind = RequestInfo::kRecv;
-    r.peer = norm_source(c.src);
-    r.tag = norm_tag(c.rtag);
+    RequestInfo& r =
+        s->requests.add(*c.request, c.comm_id, RequestInfo::kRecv, 0, norm_source(c.src), norm_tag(c.rtag));
     start_request(*s, r, c.t_enter);
   }
   call_leave();
@@ -116,12 +109,8 @@ void post_send_init(Call& c, int rc) {
   if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL && s != nullptr) {
     const std::uint64_t bytes = type_bytes(c.count, c.type);
     SharedGuard guard;
-    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
-    r.kind = RequestInfo::kSend;
-    r.flags = static_cast<std::uint8_t>(c.mode | evflag::kPersistent);
-    r.peer = c.peer;
-    r.tag = c.tag;
-    r.bytes = bytes;
+    s->requests.add(*c.request, c.comm_id, RequestInfo::kSend, static_cast<std::uint8_t>(c.mode | evflag::kPersistent),
+                    c.peer, c.tag, bytes);
   }
   call_leave();
 }
@@ -134,11 +123,8 @@ void post_recv_init(Call& c, int rc) {
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && c.src != MPI_PROC_NULL && s != nullptr) {
     SharedGuard guard;
-    RequestInfo& r = s->requests.add(*c.request, c.comm_id);
-    r.kind = RequestInfo::kRecv;
-    r.flags = evflag::kPersistent;
-    r.peer = norm_source(c.src);
-    r.tag = norm_tag(c.rtag);
+    s->requests.add(*c.request, c.comm_id, RequestInfo::kRecv, evflag::kPersistent, norm_source(c.src),
+                    norm_tag(c.rtag));
   }
   call_leave();
 }
@@ -292,11 +278,7 @@ void post_imrecv(Call& c, int rc) {
   if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
     record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
     SharedGuard guard;
-    RequestInfo& r = s->requests.add(*c.request, m.comm);
-    r.kind = RequestInfo::kRecv;
-    r.peer = m.source;
-    r.tag = m.tag;
-    start_request(*s, r, c.t_enter);
+    start_request(*s, s->requests.add(*c.request, m.comm, RequestInfo::kRecv, 0, m.source, m.tag), c.t_enter);
   }
   call_leave();
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 
 #include "mpi_transport.hpp"
 #include "progress.hpp"

@@ -20,13 +20,10 @@ void write_reference(State& s) {
   std::vector<analysis::LocationWindow> windows = s.pipeline->take_reference();
   analysis::WindowBounds bounds;  // MPI_Init to MPI_Finalize: synchronized at both ends
   bounds.end = s.pipeline->last_boundary_time();
-  analysis::AnalysisOptions opts;
-  opts.selection = s.cfg.analyses;
-  opts.min_traced_wait = s.cfg.min_traced_wait;
   // The run's analyzer and totals are done with (its file is complete); the
   // reference gets fresh ones and a file of its own.
   const std::unique_ptr<analysis::Analyzer> run_analyzer = std::move(s.analyzer);
-  s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, opts);
+  s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, analysis_options(s.cfg));
   s.totals = EpochTotals{};
   s.locations.clear();
   s.location_column.clear();

@@ -13,7 +13,7 @@
 
 namespace onlinews::rt {
 
-struct RequestInfo {
+struct RequestInfo {  // (RequestTable::add writes every field: a new field goes there too)
   std::uint32_t id = 0;        // tool request id (events carry it)
   std::uint16_t comm = 0;      // local communicator id
   std::uint8_t kind = 0;       // kSend / kRecv
@@ -35,17 +35,23 @@ class RequestTable {
     return k;
   }
   RequestInfo* find(MPI_Request r) { return r == MPI_REQUEST_NULL ? nullptr : slots_.find(key(r)); }
-  // A new request with a fresh id and `comm`, the rest default; the caller
-  // fills its fields in place.  (A RequestInfo built on the stack and
-  // copied in was read back with wide loads of just-written narrow fields,
-  // which the store buffer cannot forward: event_ring.hpp says what such a
-  // load cost.)
+  // A new request with a fresh id, every field written once, in place.  (A
+  // RequestInfo built on the stack and copied in was read back with wide
+  // loads of just-written narrow fields, which the store buffer cannot
+  // forward: event_ring.hpp says what such a load cost.)
   // (A handle already present was reused without our noticing: overwritten.)
-  RequestInfo& add(MPI_Request r, std::uint16_t comm) {
+  RequestInfo& add(MPI_Request r, std::uint16_t comm, std::uint8_t kind, std::uint8_t flags, std::int32_t peer,
+                   std::int32_t tag, std::uint64_t bytes = 0) {
     RequestInfo& v = slots_[key(r)];
-    v = RequestInfo{};
     v.id = next_id();
     v.comm = comm;
+    v.kind = kind;
+    v.flags = flags;
+    v.active = false;
+    v.cancel_requested = false;
+    v.peer = peer;
+    v.tag = tag;
+    v.bytes = bytes;
     return v;
   }
   void erase(MPI_Request r) { slots_.erase(key(r)); }

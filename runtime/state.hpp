@@ -25,6 +25,15 @@ namespace onlinews::rt {
 
 class MpiTransport;
 
+// The analysis options the configuration gives: the run's analyzer and the
+// test reference's (reference.cpp) must be alike.
+inline analysis::AnalysisOptions analysis_options(const Config& c) {
+  analysis::AnalysisOptions o;
+  o.selection = c.analyses;
+  o.min_traced_wait = c.min_traced_wait;
+  return o;
+}
+
 struct MessageInfo {  // MPI_Mprobe / MPI_Improbe result, until MPI_Mrecv / MPI_Imrecv
   std::uint16_t comm = 0;
   std::int32_t source = 0, tag = 0;

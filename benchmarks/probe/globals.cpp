@@ -9,13 +9,13 @@
 namespace onlinews::rt {
 
 std::atomic<bool> g_recording{false};
-thread_local int t_in_tool = 0;
-thread_local bool t_mpi_thread = true;  // the probe's calls stand for the MPI thread's
+constinit thread_local int t_in_tool = 0;
+constinit thread_local bool t_mpi_thread = true;  // the probe's calls stand for the MPI thread's
 // The progress gate is checked by every entry as in the library; it never
 // opens here (no cut protocol, no pipeline).
-thread_local std::uint64_t t_progress_gate = UINT64_MAX;
+constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;
 void progress(const void*, std::uint32_t) {}
-thread_local ThreadBuffer* t_buffer = nullptr;
+constinit thread_local ThreadBuffer* t_buffer = nullptr;
 bool g_use_tsc = false;
 
 namespace {

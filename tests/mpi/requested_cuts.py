@@ -226,6 +226,14 @@ def attempt(args, work, mode, k, extra):
               f"{mode}: {m}{' on ' + where if where else ''} with requested cuts {a:.4f} s, one epoch "
               f"{b:.4f} s ({100 * (a - b) / max(b, 1e-12):+.2f} %)")
     check(truncated == 0, f"{mode}: {truncated} synchronization intervals truncated by {requested} requested cuts (0)")
+    if mode == "handshake":
+        # What this mode is for: cuts inside waiting synchronous sends (each
+        # message across a cut is one), every one of them analyzed (a lost
+        # Late Receiver analysis is counted in crossing_sync_sends).  Two
+        # lost waits of ~10 ms would also exceed the 1 % above.
+        crossing, lost = int(req.attrs["cross_epoch_messages"]), int(req.attrs["crossing_sync_sends"])
+        check(crossing >= 2 and lost == 0,
+              f"{mode}: {crossing} messages across requested cuts (>= 2), {lost} of them not analyzed (0)")
     for m in ("delay_latesender", "delay_latereceiver"):
         a, b = req.value(m), ref.value(m)
         check(close(a, b, 0.01, 0.001), f"{mode}: {m} (short-term) with requested cuts {a:.4f} s, one epoch {b:.4f} s")

@@ -36,16 +36,22 @@ TEST_CASE("waits below min_traced_wait are wait states but not traced to causes"
   const auto all = replay(a);
   auto b = two_waits();
   const auto some = replay(b, {"all"}, {}, nullptr, 1e-6);
-  // The wait states are the same.
-  CHECK(some[1].get(Metric::mpi_latesender) == Approx(0.5 + 0.4e-6));
-  CHECK(some[1].get(Metric::mpi_latesender) == Approx(all[1].get(Metric::mpi_latesender)));
+  // The wait states are the same (to 1 ns: the effect is 0.4 us).
+  CHECK(some[1].get(Metric::mpi_latesender) == Approx(0.5 + 0.4e-6).epsilon(0).margin(1e-9));
+  CHECK(some[1].get(Metric::mpi_latesender) == Approx(all[1].get(Metric::mpi_latesender)).epsilon(0).margin(1e-9));
   CHECK(some[0].get(Metric::mpi_latereceiver) == Approx(0.3e-6).margin(1e-9));
   // Traced: every wait has delay costs; with the threshold, the 0.5 s one only.
-  CHECK(all[0].get(Metric::delay_latesender) == Approx(0.5 + 0.4e-6));
+  CHECK(all[0].get(Metric::delay_latesender) == Approx(0.5 + 0.4e-6).epsilon(0).margin(1e-9));
+  // (The 0.4 us wait's cost is r0's kSolve, which precedes its send.)
+  CHECK(all[0].get(Metric::delay_latesender, kSolve) == Approx(0.4e-6).epsilon(0).margin(1e-9));
   CHECK(all[1].get(Metric::delay_latereceiver) == Approx(0.3e-6).margin(1e-9));
   // (The untraced wait no longer bounds an interval: the 0.5 s wait's one
   // starts at the window's start, and r0's kSolve takes a share of it.)
-  CHECK(some[0].get(Metric::delay_latesender) == Approx(0.5));
+  CHECK(some[0].get(Metric::delay_latesender) == Approx(0.5).epsilon(0).margin(1e-9));
+  // r0's excess over r1 in that interval: kSolve 0.1000004, kWork 1 - 0.5,
+  // its first MPI_Send 0.1 us (r1's root and receive time exceed r0's).
+  CHECK(some[0].get(Metric::delay_latesender, kSolve) ==
+        Approx(0.5 * 0.1000004 / (0.1000004 + 0.5 + 0.1e-6)).epsilon(0).margin(1e-9));
   CHECK(some[1].get(Metric::delay_latereceiver) == 0.0);
   // Each rank counts its own untraced waits.
   CHECK(some[1].facts[0].untraced_waits == 1);
@@ -56,5 +62,5 @@ TEST_CASE("waits below min_traced_wait are wait states but not traced to causes"
   CHECK(all[1].facts[0].untraced_waits == 0);
   // The critical path keeps its length.
   CHECK(some[0].get(Metric::critical_path) + some[1].get(Metric::critical_path) ==
-        Approx(all[0].get(Metric::critical_path) + all[1].get(Metric::critical_path)));
+        Approx(all[0].get(Metric::critical_path) + all[1].get(Metric::critical_path)).epsilon(0).margin(1e-9));
 }
