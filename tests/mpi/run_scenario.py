@@ -12,6 +12,12 @@ output against the expectations in <name>.expect, one directive per line
   ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
   attr NAME ==|>=|<=|>|< VALUE
   absent REGION                                                  (no call path has it)
+  relate METRIC [selectors] =|<=|>= TERM {+|- TERM} [+- TOLERANCE]   (tolerance with = only)
+      TERM: [C *] METRIC [selectors] | [C *] spread METRIC [selectors] | NUMBER
+      (spread: max - min over ranks).  Checks a value against others the same
+      run measured, where load or start-up skew moves both: e.g. a whole-run
+      indicator that counts each rank's MPI_Init, whose length depends on when
+      the process started.
 
 A region= or under= that names no call path fails the check (it would read
 as 0).  Every result file also passes validate().  Needs Debian's h5py: run
@@ -118,7 +124,7 @@ def parse_expect(path):
             spec["output"] = rest[0]
         elif key == "pre-create":
             spec["pre_create"].append(rest[0])
-        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast", "absent"):
+        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast", "absent", "relate"):
             spec["checks"].append((no, key, rest))
         else:
             sys.exit(f"{path}:{no}: unknown directive '{key}'")
@@ -310,6 +316,8 @@ def check(result, key, rest):
     if key == "absent":  # a region that must not appear in any call path
         found = result.callpaths_of_region(rest[0])
         return not found, f"region {rest[0]}: {len(found)} call paths (want none)"
+    if key == "relate":
+        return relate(result, rest)
     if key == "ratio-atleast":
         cut = rest.index("/")
         num, wn, _ = metric_query(result, rest[:cut])
@@ -325,6 +333,40 @@ def check(result, key, rest):
     if key == "atleast":
         return value >= nums[0], f"{where}: {value:.4f} (want >= {nums[0]})"
     return value <= nums[0], f"{where}: {value:.4f} (want <= {nums[0]})"
+
+def relate(result, rest):
+    """METRIC.. OP TERM {+|- TERM} [+- TOL], OP one of = <= >=, a TERM
+    [C *] METRIC [selectors], [C *] spread METRIC [selectors] (max - min over
+    ranks) or a number -> (ok, description)."""
+    op = next(w for w in rest if w in ("=", "<=", ">="))
+    at = rest.index(op)
+    end = rest.index("+-") if "+-" in rest else len(rest)
+    value, where, _ = metric_query(result, rest[:at])
+    want, shown, sign, term = 0.0, [], 1.0, []
+    for w in rest[at + 1:end] + ["+"]:
+        if w not in ("+", "-"):
+            term.append(w)
+            continue
+        if term:
+            scaled = len(term) > 2 and term[1] == "*"
+            coef, query = (float(term[0]), term[2:]) if scaled else (1.0, term)
+            if len(query) == 1 and re.fullmatch(r"[0-9.]+", query[0]):
+                got, what = float(query[0]), "constant"
+            elif query[0] == "spread":
+                by_rank = [metric_query(result, query[1:] + [f"rank={k}"])[0] for k in range(result.ranks)]
+                got, what = max(by_rank) - min(by_rank), "spread over ranks of " + " ".join(query[1:])
+            else:
+                got, what, _ = metric_query(result, query)
+            want += sign * coef * got
+            shown.append(f"{'-' if sign < 0 else '+'} {coef:g} x {what} ({got:.4f})")
+        term, sign = [], (1.0 if w == "+" else -1.0)
+    derivation = f"{want:.4f} = {' '.join(shown)}"
+    if op == "=":
+        tol = float(rest[end + 1])
+        return abs(value - want) <= tol, f"{where}: {value:.4f} (want {derivation} +- {tol})"
+    ok = value <= want if op == "<=" else value >= want
+    return ok, f"{where}: {value:.4f} (want {op} {derivation})"
+
 
 if __name__ == "__main__":
     sys.exit(main())
