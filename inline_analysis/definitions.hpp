@@ -19,7 +19,11 @@ enum class MpiGroup : std::uint8_t {
   Barrier,    // MPI_Barrier
   InitExit,   // MPI_Init, MPI_Init_thread, MPI_Finalize
   CommMgmt,   // communicator, group and topology management
-  Other,      // everything else the wrappers record (RMA, nonblocking collectives, ...)
+  WinMgmt,    // window creation and release
+  RmaActive,  // active-target RMA synchronization: fence, post/start/complete/wait/test
+  RmaPassive, // passive-target RMA synchronization: lock/unlock, flush, sync
+  RmaComm,    // RMA operations: Put, Get, Accumulate, atomics
+  Other,      // everything else the wrappers record (nonblocking collectives, ...)
 };
 
 // How a collective synchronizes, which selects its wait-state pattern.
@@ -33,6 +37,9 @@ enum class CollKind : std::uint8_t {
   Exscan,    // Exscan
   Init,      // MPI_Init / MPI_Init_thread pseudo-collective on WORLD
   Finalize,  // MPI_Finalize pseudo-collective on WORLD
+  WinCreate, // MPI_Win_create/_allocate/_allocate_shared/_create_dynamic, on the window
+  WinFree,   // MPI_Win_free, on the window
+  Fence,     // MPI_Win_fence, on the window
 };
 
 namespace region_attr {

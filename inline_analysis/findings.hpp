@@ -11,8 +11,14 @@ namespace onlinews::analysis {
 enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, kCount };
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
 
-// Which delay metric explains a wait (and classifies long-term costs).
-enum class DelayKind : std::uint8_t { LateSender, LateReceiver, Barrier, NxN, OneToN, NToOne, kCount };
+// Which delay metric explains a wait (and classifies long-term costs);
+// declared in delay_kinds.def.
+enum class DelayKind : std::uint8_t {
+#define ONLINEWS_DELAY(name, short_term, long_term) name,
+#include "delay_kinds.def"
+#undef ONLINEWS_DELAY
+  kCount
+};
 constexpr int kDelayKinds = static_cast<int>(DelayKind::kCount);
 
 // A receive (or a Wait* completing receives) waited for a send that started late.

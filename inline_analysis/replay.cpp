@@ -24,8 +24,8 @@ bool selected(const std::vector<std::string>& selection, const char* name, const
 }
 
 std::vector<std::string> effective_selection(std::vector<std::string> selection) {
-  // The root causes explain the wait states that the p2p and collective
-  // patterns find (their findings are the synchronization points).
+  // The root causes explain the wait states that the p2p, collective and
+  // RMA patterns find (their findings are the synchronization points).
   bool root = false;
   for (const auto& e : pattern_table()) {
     root = root || (std::strcmp(e.group, "rootcause") == 0 && selected(selection, e.name, e.group));
@@ -33,6 +33,7 @@ std::vector<std::string> effective_selection(std::vector<std::string> selection)
   if (root) {
     selection.emplace_back("p2p");
     selection.emplace_back("collective");
+    selection.emplace_back("rma");
   }
   return selection;
 }
@@ -50,7 +51,7 @@ std::vector<std::string> unknown_selections(const std::vector<std::string>& sele
 std::string known_selections() {
   std::string names = "all, none";
   for (const auto& e : pattern_table()) names += std::string(", ") + e.name;
-  return names + ", and the groups p2p, collective, rootcause";
+  return names + ", and the groups p2p, collective, rma, rootcause";
 }
 
 Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options(std::move(o)) {

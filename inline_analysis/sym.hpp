@@ -25,9 +25,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "findings.hpp"
+
 namespace onlinews::analysis {
 
-constexpr int kMaxLanes = 6;
+// Values per node: the widest handler, delay costs, keeps one per delay kind
+// (the long-term costs a wait passes on, by the kind they finally cause).
+constexpr int kMaxLanes = kDelayKinds;
 
 struct Term {
   std::uint32_t node;

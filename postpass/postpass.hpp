@@ -23,7 +23,8 @@ inline constexpr analysis::Metric kWaitStates[] = {
     analysis::Metric::mpi_wait_nxn,        analysis::Metric::mpi_nxn_completion,
     analysis::Metric::mpi_latebroadcast,   analysis::Metric::mpi_earlyreduce,
     analysis::Metric::mpi_earlyscan,       analysis::Metric::mpi_init_completion,
-    analysis::Metric::mpi_finalize_wait,
+    analysis::Metric::mpi_finalize_wait,   analysis::Metric::mpi_rma_wait_at_create,
+    analysis::Metric::mpi_rma_wait_at_free, analysis::Metric::mpi_rma_wait_at_fence,
 };
 
 struct Unified {

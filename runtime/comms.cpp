@@ -55,6 +55,33 @@ void CommRegistry::init(int world_rank, int world_size) {
 }
 
 int CommRegistry::add(MPI_Comm c, std::uint32_t boundaries) {
+  const int id = add_members(c, boundaries, true);
+  if (id != kUnknownComm) {
+    SharedGuard guard;
+    recs_[static_cast<std::size_t>(id)].app = c;
+    by_handle_[key(c)] = id;
+  }
+  return id;
+}
+
+int CommRegistry::add_window(MPI_Win w, MPI_Comm c, std::uint32_t boundaries) {
+  const int id = add_members(c, boundaries, false);
+  if (id != kUnknownComm) {
+    SharedGuard guard;
+    by_window_[key(w)] = id;
+  }
+  return id;
+}
+
+void CommRegistry::mark_window_freed(MPI_Win w, std::uint64_t when) {
+  auto it = by_window_.find(key(w));
+  if (it == by_window_.end()) return;
+  recs_[it->second].freed = true;
+  recs_[it->second].freed_ns = when;
+  by_window_.erase(it);  // MPI may hand out the same handle for a new window
+}
+
+int CommRegistry::add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eligible) {
   if (c == MPI_COMM_NULL) return kUnknownComm;
   int inter = 0;
   PMPI_Comm_test_inter(c, &inter);
@@ -88,7 +115,8 @@ int CommRegistry::add(MPI_Comm c, std::uint32_t boundaries) {
   PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, tool);
   const std::uint64_t gid = v[0];
   MPI_Comm decide = MPI_COMM_NULL;
-  if (size == world_size_) PMPI_Comm_dup(tool, &decide);
+  const bool spans_world = cut_eligible && size == world_size_;
+  if (spans_world) PMPI_Comm_dup(tool, &decide);
 
   SharedGuard guard;
   const int id = allocate();
@@ -98,9 +126,8 @@ int CommRegistry::add(MPI_Comm c, std::uint32_t boundaries) {
   }
   CommRecord& r = recs_[id];
   r = CommRecord{};
-  r.app = c;
   r.in_use = true;
-  r.spans_world = size == world_size_;
+  r.spans_world = spans_world;
   r.tool = tool;
   r.decide = decide;
   analysis::CommDef& d = defs_.comms[id];
@@ -111,7 +138,6 @@ int CommRegistry::add(MPI_Comm c, std::uint32_t boundaries) {
   d.gid = gid;
   d.usable = true;
   d.active_from = static_cast<std::uint32_t>(v[1] + 1);
-  by_handle_[key(c)] = id;
   by_gid_[gid] = id;
   cache_comm_ = MPI_COMM_NULL;
   return id;
@@ -165,6 +191,7 @@ void CommRegistry::release_all() {
   }
   if (world_group_ != MPI_GROUP_NULL) PMPI_Group_free(&world_group_);
   by_handle_.clear();
+  by_window_.clear();
   by_gid_.clear();
 }
 

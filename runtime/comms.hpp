@@ -1,6 +1,10 @@
 // Communicators the application created, with the tool's own duplicate of
 // each (used by the collective analysis and the cut decisions) and the
-// definitions the analysis needs.  A communicator the application frees
+// definitions the analysis needs.  An RMA window is registered as a
+// communicator of its own, over its creator's group: its creation, fences
+// and MPI_Win_free are collective instances on it, counted apart from the
+// collectives on the creating communicator (MPI orders neither against the
+// other), and its RMA operations name targets by rank in it.  A communicator the application frees
 // stays alive in the tool until the epoch that replays its events is over.
 //
 // Threads: the registry is created and changed by the thread that
@@ -24,7 +28,7 @@ namespace onlinews::rt {
 constexpr int kUnknownComm = -1;
 
 struct CommRecord {
-  MPI_Comm app = MPI_COMM_NULL;
+  MPI_Comm app = MPI_COMM_NULL;  // MPI_COMM_NULL for a window
   MPI_Comm tool = MPI_COMM_NULL;  // duplicate, or MPI_COMM_NULL (unusable comm): the analysis' collectives
   MPI_Comm decide = MPI_COMM_NULL;  // spans_world only: another duplicate for the cut decisions, which
                                     // run in the application's collective, out of step with the analysis
@@ -63,6 +67,14 @@ class CommRegistry {
   int add(MPI_Comm c, std::uint32_t boundaries);
   // The application freed `c` at `when` (global ns).
   void mark_freed(MPI_Comm c, std::uint64_t when);
+  // A window the application just created over `c` (collective over `c`'s
+  // members, like add()).  Never eligible for cuts.
+  int add_window(MPI_Win w, MPI_Comm c, std::uint32_t boundaries);
+  int lookup_window(MPI_Win w) const {
+    auto it = by_window_.find(key(w));
+    return it == by_window_.end() ? kUnknownComm : it->second;
+  }
+  void mark_window_freed(MPI_Win w, std::uint64_t when);
   // Before the epoch whose window ends at `window_end` (global ns): marks
   // in the definitions the communicators the application freed in or
   // before that window and whose requests are all done (the analysis agrees
@@ -112,17 +124,22 @@ class CommRegistry {
   std::uint64_t untracked() const { return untracked_; }
 
  private:
-  static std::uint64_t key(MPI_Comm c) {
+  template <typename Handle>
+  static std::uint64_t key(Handle h) {
     std::uint64_t k = 0;
-    static_assert(sizeof(MPI_Comm) <= sizeof(k), "handle fits");
-    __builtin_memcpy(&k, &c, sizeof c);
+    static_assert(sizeof(Handle) <= sizeof(k), "handle fits");
+    __builtin_memcpy(&k, &h, sizeof h);
     return k;
   }
   int allocate();
+  // Registers the members of `c` under a new id (collective over them);
+  // the caller files it under its handle.
+  int add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eligible);
   analysis::Definitions& defs_;
   std::vector<CommRecord> recs_;
   std::vector<int> free_ids_;
   std::unordered_map<std::uint64_t, int> by_handle_;
+  std::unordered_map<std::uint64_t, int> by_window_;
   std::unordered_map<std::uint64_t, int> by_gid_;
   mutable MPI_Comm cache_comm_ = MPI_COMM_NULL;
   mutable int cache_id_ = kUnknownComm;

@@ -20,6 +20,7 @@ enum class EventPayload : std::uint8_t {
   Message,     // comm, peer, tag, bytes, request, flags
   Request,     // request
   Collective,  // comm, root(), bytes_out(), bytes_in()
+  Rma,         // comm (the window's id), target(), bytes_out(), bytes_in(), request
 };
 
 constexpr const char* event_kind_name(EventKind k) {
@@ -89,9 +90,12 @@ struct Event {
   // (payload_of() says which one a kind has).
   std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
   std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
-  std::uint64_t bytes_out() const { return bytes; }  // Collective: bytes sent
+  std::int32_t target() const { return peer; }      // Rma: the target's rank in the window
+  std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent
   std::uint32_t handle() const { return request; }  // Probe, Match: message handle id
-  // Collectives store the received byte count in the tag/request slots.
+  // Collectives and RMA operations store the received byte count in the
+  // tag/request slots (a request-based RMA operation's request is tracked by
+  // the runtime, not recorded).
   std::uint64_t bytes_in() const {
     return static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) |
            (static_cast<std::uint64_t>(request) << 32);
@@ -137,6 +141,12 @@ struct Event {
     e.peer = root;
     e.bytes = bytes_out;
     e.set_bytes_in(bytes_in);
+    return e;
+  }
+  static Event rma(EventKind k, std::uint64_t t, std::uint16_t window, std::int32_t target,
+                   std::uint64_t bytes_out, std::uint64_t bytes_in) {
+    Event e = collective_end(t, window, target, bytes_out, bytes_in);
+    e.kind = k;
     return e;
   }
 };

@@ -20,6 +20,7 @@ struct Call {
   const void* caller = nullptr;  // the application's return address into the wrapper
   std::uint8_t mode = 0;  // evflag send mode bits
   CollBytes bytes_rule = CollBytes::None;
+  RmaRule rma = RmaRule::None;
   // Roles (see mpi_functions.spec).
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -52,9 +53,12 @@ struct Call {
   int* provided = nullptr;
   int* argc = nullptr;
   char*** argv = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  MPI_Win* newwin = nullptr;
+  MPI_Win* win_inout = nullptr;
   // Filled by pre hooks for their post hooks.
   std::uint64_t t_enter = 0;
-  std::uint16_t comm_id = 0;
+  std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)
   bool comm_ok = false;
   MPI_Request saved_request = MPI_REQUEST_NULL;
   MPI_Message saved_message = MPI_MESSAGE_NULL;
@@ -99,6 +103,10 @@ ONLINEWS_HOOK(imrecv)
 ONLINEWS_HOOK(coll)
 ONLINEWS_HOOK(comm_new)
 ONLINEWS_HOOK(comm_free)
+ONLINEWS_HOOK(win_create)
+ONLINEWS_HOOK(win_free)
+ONLINEWS_HOOK(rma_coll)
+ONLINEWS_HOOK(rma_op)
 ONLINEWS_HOOK(plain)
 #undef ONLINEWS_HOOK
 }  // namespace hooks

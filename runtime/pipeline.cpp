@@ -69,6 +69,10 @@ void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& w
           std::fprintf(stderr, " comm %u root %d bytes out %llu in %llu\n", e.comm, e.root(),
                        static_cast<unsigned long long>(e.bytes_out()), static_cast<unsigned long long>(e.bytes_in()));
           break;
+        case EventPayload::Rma:
+          std::fprintf(stderr, " window %u target %d bytes out %llu in %llu\n", e.comm, e.target(),
+                       static_cast<unsigned long long>(e.bytes_out()), static_cast<unsigned long long>(e.bytes_in()));
+          break;
       }
     }
   }

@@ -16,7 +16,15 @@ class CollectiveCounts final : public Pattern {
  private:
   void on_collective(const Event& e, ReplayContext& ctx) {
     const RegionDef* r = ctx.region();
-    if (r == nullptr || r->coll == CollKind::Init || r->coll == CollKind::Finalize) return;
+    // MPI_Init/Finalize and the window's collectives (creation, fence, free)
+    // are not collective communication (RMA counts: rma_counts.cpp).
+    switch (r != nullptr ? r->coll : CollKind::None) {
+      case CollKind::None: case CollKind::Init: case CollKind::Finalize:
+      case CollKind::WinCreate: case CollKind::WinFree: case CollKind::Fence:
+        return;
+      default:
+        break;
+    }
     const std::uint64_t out = e.bytes_out(), in = e.bytes_in();
     Metric m = Metric::syncs_coll;
     if (out > 0 && in > 0) {

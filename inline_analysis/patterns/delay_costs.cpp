@@ -27,11 +27,16 @@
 namespace onlinews::analysis {
 namespace {
 
-constexpr Metric kShort[kDelayKinds] = {Metric::delay_latesender, Metric::delay_latereceiver, Metric::delay_barrier,
-                                        Metric::delay_n2n,        Metric::delay_12n,          Metric::delay_n21};
-constexpr Metric kLong[kDelayKinds] = {Metric::delay_latesender_longterm, Metric::delay_latereceiver_longterm,
-                                       Metric::delay_barrier_longterm,    Metric::delay_n2n_longterm,
-                                       Metric::delay_12n_longterm,        Metric::delay_n21_longterm};
+constexpr Metric kShort[kDelayKinds] = {
+#define ONLINEWS_DELAY(name, short_term, long_term) Metric::short_term,
+#include "../delay_kinds.def"
+#undef ONLINEWS_DELAY
+};
+constexpr Metric kLong[kDelayKinds] = {
+#define ONLINEWS_DELAY(name, short_term, long_term) Metric::long_term,
+#include "../delay_kinds.def"
+#undef ONLINEWS_DELAY
+};
 
 class DelayCosts final : public Pattern, public SyncHandler {
  public:

@@ -17,6 +17,10 @@ std::unique_ptr<Pattern> make_early_reduce();
 std::unique_ptr<Pattern> make_early_scan();
 std::unique_ptr<Pattern> make_init_finalize();
 std::unique_ptr<Pattern> make_collective_counts();
+std::unique_ptr<Pattern> make_rma_wait_at_create();
+std::unique_ptr<Pattern> make_rma_wait_at_free();
+std::unique_ptr<Pattern> make_rma_wait_at_fence();
+std::unique_ptr<Pattern> make_rma_counts();
 std::unique_ptr<Pattern> make_delay_costs();
 std::unique_ptr<Pattern> make_critical_path();
 
@@ -34,6 +38,10 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_earlyscan", "collective", make_early_scan},
       {"mpi_init_finalize", "collective", make_init_finalize},
       {"collective_counts", "collective", make_collective_counts},
+      {"mpi_rma_wait_at_create", "rma", make_rma_wait_at_create},
+      {"mpi_rma_wait_at_free", "rma", make_rma_wait_at_free},
+      {"mpi_rma_wait_at_fence", "rma", make_rma_wait_at_fence},
+      {"rma_counts", "rma", make_rma_counts},
       {"delay_costs", "rootcause", make_delay_costs},
       {"critical_path", "rootcause", make_critical_path},
   };

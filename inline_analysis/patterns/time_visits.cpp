@@ -21,6 +21,10 @@ Metric category(const RegionDef* r) {
         case MpiGroup::Barrier: return Metric::mpi_sync_collective;
         case MpiGroup::InitExit: return Metric::mpi_init_exit;
         case MpiGroup::CommMgmt: return Metric::mpi_mgmt_comm;
+        case MpiGroup::WinMgmt: return Metric::mpi_mgmt_win;
+        case MpiGroup::RmaActive: return Metric::mpi_rma_sync_active;
+        case MpiGroup::RmaPassive: return Metric::mpi_rma_sync_passive;
+        case MpiGroup::RmaComm: return Metric::mpi_rma_communication;
         default: return Metric::mpi;
       }
     default:

@@ -194,9 +194,9 @@ def validate(result, clock_error=0.0):
     # Root-cause invariants (seed 000 / seed 003).
     waits = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_barrier_completion", "mpi_wait_nxn",
              "mpi_nxn_completion", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_init_completion",
-             "mpi_finalize_wait"]
+             "mpi_finalize_wait", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_wait_at_fence"]
     explainable = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn", "mpi_latebroadcast",
-                   "mpi_earlyreduce"]
+                   "mpi_earlyreduce", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_wait_at_fence"]
     # The path never holds time spent waiting *for another rank*; completion
     # time (a rank finishing a collective after another left it) has no
     # cause elsewhere and stays on the path (docs/analyses.md).

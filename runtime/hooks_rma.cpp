@@ -1,0 +1,117 @@
+// Hooks of MPI one-sided communication (RMA).  A window is registered as a
+// communicator of its own (comms.hpp) when it is created; its creation,
+// MPI_Win_free and MPI_Win_fence record a CollectiveEnd on it, like the
+// collectives of hooks_coll.cpp, and an RMA operation records its target and
+// bytes.  Synchronization calls without a collective (post/start/complete/
+// wait, locks, flushes) are recorded as time (plain hooks) until their
+// patterns land.
+#include "hooks_common.hpp"
+
+namespace onlinews::rt {
+namespace {
+
+// The window's id, as resolve_comm() does for communicators: false (time
+// only) for an untracked window or a call from a thread whose calls are not
+// analyzed (its fences then mark the window's instances mixed).
+bool resolve_window(Call& c, MPI_Win w, bool collective) {
+  State* s = state();
+  c.comm_ok = false;
+  if (s == nullptr) return false;
+  int id = kUnknownComm;
+  {
+    SharedGuard guard;
+    id = s->comms.lookup_window(w);
+  }
+  if (!on_mpi_thread()) {
+    s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
+    return false;
+  }
+  if (id == kUnknownComm) {
+    s->untracked_calls.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  c.comm_id = static_cast<std::uint16_t>(id);
+  c.comm_ok = true;
+  return true;
+}
+
+// A collective instance on the window, then the call's Leave, at one time.
+void window_collective_end(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
+  if (rc == MPI_SUCCESS && c.comm_ok) record(Event::collective_end(t, c.comm_id, -1, 0, 0));
+  call_leave(t);
+}
+
+}  // namespace
+
+namespace hooks {
+
+void pre_win_create(Call& c) { call_enter(c); }
+
+// The window is registered after the application's call returned (the
+// registration's own collectives must not hide the wait at create), and its
+// CollectiveEnd and Leave carry the time the call returned; the registration
+// follows as set-up time.
+void post_win_create(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
+  State* s = state();
+  const bool created = rc == MPI_SUCCESS && s != nullptr && c.newwin != nullptr && *c.newwin != MPI_WIN_NULL;
+  if (!created || !on_mpi_thread() || !resolve_comm(c, true)) {
+    call_leave(t);
+    return;
+  }
+  int id = kUnknownComm;
+  {
+    ToolScope tool;
+    id = s->comms.add_window(*c.newwin, c.comm, s->cuts->known());
+  }
+  if (id != kUnknownComm) record(Event::collective_end(t, static_cast<std::uint16_t>(id), -1, 0, 0));
+  call_leave(t);
+  record_enter(t, tool_region_setup());
+  record_leave(raw_now());
+}
+
+void pre_win_free(Call& c) {
+  call_enter(c);
+  c.win = c.win_inout != nullptr ? *c.win_inout : MPI_WIN_NULL;
+  resolve_window(c, c.win, true);
+}
+void post_win_free(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS && s != nullptr && c.comm_ok) {
+    const std::uint64_t when = s->clock_sync.to_global(monotonic_ns());
+    SharedGuard guard;
+    s->comms.mark_window_freed(c.win, when);
+  }
+  window_collective_end(c, rc);
+}
+
+void pre_rma_coll(Call& c) {
+  call_enter(c);
+  resolve_window(c, c.win, true);
+}
+void post_rma_coll(Call& c, int rc) { window_collective_end(c, rc); }
+
+void pre_rma_op(Call& c) {
+  call_enter(c);
+  resolve_window(c, c.win, false);
+}
+void post_rma_op(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
+  if (rc == MPI_SUCCESS && c.comm_ok && c.peer != MPI_PROC_NULL) {
+    EventKind k = EventKind::RmaAtomic;
+    std::uint64_t out = 0, in = 0;
+    switch (c.rma) {
+      case RmaRule::Put: k = EventKind::RmaPut; out = type_bytes(c.count, c.type); break;
+      case RmaRule::Get: k = EventKind::RmaGet; in = type_bytes(c.rcount, c.rtype); break;
+      case RmaRule::Atomic: out = type_bytes(c.count, c.type); in = type_bytes(c.rcount, c.rtype); break;
+      case RmaRule::Atomic1: out = in = type_bytes(1, c.type); break;
+      case RmaRule::None: break;
+    }
+    record(Event::rma(k, t, c.comm_id, c.peer, out, in));
+  }
+  call_leave(t);
+}
+
+}  // namespace hooks
+}  // namespace onlinews::rt

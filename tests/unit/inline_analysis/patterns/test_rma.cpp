@@ -1,0 +1,107 @@
+// RMA patterns (seed 001) on hand-built streams: a window is a communicator
+// of its own (runtime/comms.hpp), its creation, fences and free are
+// collective instances on it, its operations Rma events.
+#include <catch2/catch.hpp>
+
+#include "../../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+namespace {
+// A window over all ranks of `r` (gid 500), registered on every rank.
+std::uint16_t add_window(std::vector<VRank>& r) {
+  std::vector<int> all;
+  for (int i = 0; i < static_cast<int>(r.size()); ++i) all.push_back(i);
+  std::uint16_t id = 0;
+  for (auto& v : r) id = v.add_comm(500, all);
+  return id;
+}
+}  // namespace
+
+TEST_CASE("wait at create and wait at free: everyone waits for the last to enter", "[rma]") {
+  // Creation entered at 1, 2, 3 (left at 3.1); free entered at 6, 5, 4 (left at 6.1).
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  for (int i = 0; i < 3; ++i) {
+    r[i].coll(1.0 + i, 3.1, rt::kRegion_MPI_Win_create, -1, 0, 0, win);
+    r[i].coll(6.0 - i, 6.1, rt::kRegion_MPI_Win_free, -1, 0, 0, win);
+    r[i].leave(7.0);
+  }
+  auto res = replay(r);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(res[i].get(Metric::mpi_rma_wait_at_create) == Approx(2.0 - i).margin(1e-9));
+    CHECK(res[i].get(Metric::mpi_rma_wait_at_free) == Approx(static_cast<double>(i)).margin(1e-9));
+    CHECK(res[i].get(Metric::mpi_mgmt_win) == Approx((3.1 - (1.0 + i)) + (6.1 - (6.0 - i))));
+    CHECK(res[i].get(Metric::syncs_coll) == 0.0);  // not collective communication
+  }
+}
+
+TEST_CASE("wait at fence only where the fence synchronized", "[rma][fence]") {
+  // Fence 1 synchronizes: entered at 1, 2, 4, every leave after 4.
+  // Fence 2 does not: rank 0 leaves at 5.5 before rank 2 enters at 6
+  // (an implementation that knew no access was pending): nobody waited.
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  const double enter1[3] = {1.0, 2.0, 4.0};
+  const double enter2[3] = {5.0, 5.2, 6.0};
+  const double leave2[3] = {5.5, 6.1, 6.1};
+  for (int i = 0; i < 3; ++i) {
+    r[i].coll(enter1[i], 4.2, rt::kRegion_MPI_Win_fence, -1, 0, 0, win);
+    r[i].coll(enter2[i], leave2[i], rt::kRegion_MPI_Win_fence, -1, 0, 0, win);
+    r[i].leave(7.0);
+  }
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_rma_wait_at_fence) == Approx(3.0));
+  CHECK(res[1].get(Metric::mpi_rma_wait_at_fence) == Approx(2.0));
+  CHECK(res[2].get(Metric::mpi_rma_wait_at_fence) == 0.0);
+  // Fence time is active-target synchronization time.
+  CHECK(res[0].get(Metric::mpi_rma_sync_active) == Approx((4.2 - 1.0) + (5.5 - 5.0)));
+  CHECK(res[0].get(Metric::mpi_rma_synchronization) == Approx((4.2 - 1.0) + (5.5 - 5.0)));
+}
+
+TEST_CASE("fence delay costs land on the last rank's extra work", "[rma][fence][delay]") {
+  // Ranks work 1, 2, 3, 4 s in f, then fence: rank 3 causes 3 + 2 + 1 s.
+  // Nothing is charged to the other delay kinds, and the critical path
+  // runs through rank 3's work.
+  auto r = make_ranks(4);
+  const std::uint16_t win = add_window(r);
+  for (int i = 0; i < 4; ++i) {
+    r[i].coll(0.0, 0.1, rt::kRegion_MPI_Win_create, -1, 0, 0, win);
+    r[i].region(0.1, 1.1 + i, kWork);
+    r[i].coll(1.1 + i, 4.2, rt::kRegion_MPI_Win_fence, -1, 0, 0, win);
+    r[i].leave(5.0);
+  }
+  auto res = replay(r);
+  CHECK(res[3].get(Metric::delay_rma_fence, kWork) == Approx(6.0));
+  CHECK(res[3].get(Metric::delay_barrier) == 0.0);
+  CHECK(res[3].get(Metric::delay_rma) == Approx(6.0));
+  for (int i = 0; i < 3; ++i) CHECK(res[i].get(Metric::delay) == Approx(0.0).margin(1e-12));
+  CHECK(res[3].get(Metric::critical_path, kWork) == Approx(4.0));
+  for (int i = 0; i < 3; ++i) CHECK(res[i].get(Metric::critical_path, kWork) == Approx(0.0).margin(1e-9));
+}
+
+TEST_CASE("RMA operation counts and bytes on the origin", "[rma][counts]") {
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  auto op = [&](VRank& v, double t, std::uint32_t region, EventKind k, std::uint64_t out, std::uint64_t in) {
+    v.enter(t, region);
+    v.events.push_back(Event::rma(k, ns(t + 0.1), win, 1, out, in));
+    v.leave(t + 0.1);
+  };
+  op(r[0], 1.0, rt::kRegion_MPI_Put, EventKind::RmaPut, 64, 0);
+  op(r[0], 2.0, rt::kRegion_MPI_Accumulate, EventKind::RmaPut, 32, 0);
+  op(r[0], 3.0, rt::kRegion_MPI_Get, EventKind::RmaGet, 0, 16);
+  op(r[0], 4.0, rt::kRegion_MPI_Compare_and_swap, EventKind::RmaAtomic, 8, 8);
+  for (auto& v : r) v.leave(5.0);
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::comms_rma_puts) == 2.0);
+  CHECK(res[0].get(Metric::comms_rma_gets) == 1.0);
+  CHECK(res[0].get(Metric::comms_rma_atomics) == 1.0);
+  CHECK(res[0].get(Metric::comms_rma) == 4.0);
+  CHECK(res[0].get(Metric::bytes_put) == 104.0);
+  CHECK(res[0].get(Metric::bytes_get) == 24.0);
+  CHECK(res[0].get(Metric::bytes_rma) == 128.0);
+  CHECK(res[0].get(Metric::mpi_rma_communication) == Approx(0.4));
+  CHECK(res[1].get(Metric::comms_rma) == 0.0);  // counted on the origin only
+}
