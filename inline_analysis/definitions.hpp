@@ -65,6 +65,7 @@ struct CommDef {
   int my_rank = -1;               // this process's rank in the communicator
   std::vector<int> world_ranks;   // member i's rank in MPI_COMM_WORLD
   bool usable = true;             // false: intercommunicator or unknown (time only)
+  bool window = false;            // an RMA window (registered as a communicator: runtime/comms.hpp)
   // Used by a thread whose calls are not analyzed (runtime/comms.hpp), for
   // point-to-point calls / collectives: those are not matched.
   bool mixed_p2p = false, mixed_collective = false;

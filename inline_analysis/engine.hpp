@@ -151,6 +151,9 @@ struct Analyzer::Impl {
   // member counts from 0 again.
   std::map<std::uint64_t, std::uint64_t> coll_seen;
   bool coll_resync = false;
+  // RMA operations since the last fence, per window id and target (comm
+  // rank): the latest leave.  Carried across cuts to the closing fence.
+  std::map<std::uint16_t, std::map<int, std::int64_t>> rma_accesses;
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;
@@ -206,6 +209,10 @@ struct Analyzer::Impl {
   void retire_times(const LocationWindow& w);
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);
   Task<> reduce_collectives(const LocationWindow& w, Transport& t);
+  // rma_accesses.cpp: which members accessed this rank's windows before each
+  // closing fence, and when their latest operation left.
+  Task<> exchange_fence_accesses(const LocationWindow& w, Transport& t);
+  bool has_rma() const;  // a window of this rank exists, or accesses are carried
   Task<> run_sync_replay(LocationWindow& w, Transport& t);
 };
 

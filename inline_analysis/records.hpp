@@ -2,6 +2,7 @@
 // attaches to events from them.  Wire records are trivially copyable and sent
 // as raw bytes (all ranks run the same binary).
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -74,7 +75,22 @@ struct CollResult {
   ScanRecord prefix{};        // Scan/Exscan only: reduced over ranks <= me
   std::uint64_t instance = 0; // the instance's number on its communicator, the same on every member
   bool valid = false;         // false: not analyzed (size-1 comm, mismatch, skipped)
+  // MPI_Win_fence that closes an access epoch (rma_accesses.cpp): the
+  // members that accessed this rank's window in it, and the latest leave of
+  // their RMA operations on it (ns; INT64_MIN: none).
+  bool closes_epoch = false;
+  std::uint32_t origins = 0;
+  std::int64_t latest_access = INT64_MIN;
 };
+
+// Origin -> target (rma_accesses.cpp): the origin accessed the target's
+// window in the access epoch that fence instance `instance` closes.
+struct FenceAccess {
+  std::uint64_t window_gid = 0;
+  std::uint64_t instance = 0;
+  std::int64_t last_leave = 0;  // ns: leave of the origin's latest RMA operation on the target
+};
+static_assert(std::is_trivially_copyable_v<FenceAccess>);
 
 // Names one message of this epoch: the peer's world rank and the send's
 // seq (dense per sender, destination and epoch).  Key of the per-epoch maps

@@ -221,15 +221,18 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     co_await sched.slice();
     // A lost communication event on any rank breaks message and collective
     // alignment for this window: agree on it and analyze time only.
-    double lost = mpi->dropped > 0 ? 1.0 : 0.0;
-    co_await transport.allreduce_max(&lost, 1);
-    m.facts.comm_analysis_skipped = lost > 0;
+    // And whether any rank has RMA accesses to report (exchange_fence_accesses).
+    double agreed[2] = {mpi->dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0};
+    co_await transport.allreduce_max(agreed, 2);
+    m.facts.comm_analysis_skipped = agreed[0] > 0;
     co_await m.agree_comms(transport);
     co_await m.exchange_and_match(*mpi, transport);
     if (!m.facts.comm_analysis_skipped) {
       co_await m.correct_clocks(*mpi, transport);
       co_await m.reduce_collectives(*mpi, transport);
+      if (agreed[1] > 0) co_await m.exchange_fence_accesses(*mpi, transport);
     } else {
+      m.rma_accesses.clear();  // they cannot be paired with their fences any more
       m.clock_carry = false;  // this window stays uncorrected: nothing to carry on from
     }
   }

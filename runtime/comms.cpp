@@ -69,6 +69,7 @@ int CommRegistry::add_window(MPI_Win w, MPI_Comm c, std::uint32_t boundaries) {
   if (id != kUnknownComm) {
     SharedGuard guard;
     by_window_[key(w)] = id;
+    defs_.comms[static_cast<std::size_t>(id)].window = true;
   }
   return id;
 }

@@ -69,6 +69,7 @@ constexpr std::uint8_t kReady = 4;        // Rsend family
 constexpr std::uint8_t kByTest = 8;       // completion observed by MPI_Test*: not a blocking wait
 constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
+constexpr std::uint8_t kNoPrecede = 64;   // MPI_Win_fence with MPI_MODE_NOPRECEDE: closes no access epoch
 }  // namespace evflag
 
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI

@@ -29,7 +29,7 @@ BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", 
 ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scounts", "rcounts", "stypes",
          "rtypes", "root", "comm", "status", "request", "n", "requests", "statuses", "index", "flag",
          "outcount", "indices", "newcomm", "comm_inout", "ndims", "dims", "periods", "message", "required",
-         "provided", "argc", "argv", "win", "newwin", "win_inout"}
+         "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",
          "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",

@@ -56,6 +56,7 @@ struct Call {
   MPI_Win win = MPI_WIN_NULL;
   MPI_Win* newwin = nullptr;
   MPI_Win* win_inout = nullptr;
+  int rma_assert = 0;
   // Filled by pre hooks for their post hooks.
   std::uint64_t t_enter = 0;
   std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)

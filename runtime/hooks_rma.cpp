@@ -36,9 +36,13 @@ bool resolve_window(Call& c, MPI_Win w, bool collective) {
 }
 
 // A collective instance on the window, then the call's Leave, at one time.
-void window_collective_end(Call& c, int rc) {
+void window_collective_end(Call& c, int rc, std::uint8_t flags = 0) {
   const std::uint64_t t = raw_now();
-  if (rc == MPI_SUCCESS && c.comm_ok) record(Event::collective_end(t, c.comm_id, -1, 0, 0));
+  if (rc == MPI_SUCCESS && c.comm_ok) {
+    Event e = Event::collective_end(t, c.comm_id, -1, 0, 0);
+    e.flags = flags;
+    record(e);
+  }
   call_leave(t);
 }
 
@@ -90,7 +94,9 @@ void pre_rma_coll(Call& c) {
   call_enter(c);
   resolve_window(c, c.win, true);
 }
-void post_rma_coll(Call& c, int rc) { window_collective_end(c, rc); }
+void post_rma_coll(Call& c, int rc) {
+  window_collective_end(c, rc, (c.rma_assert & MPI_MODE_NOPRECEDE) != 0 ? evflag::kNoPrecede : 0);
+}
 
 void pre_rma_op(Call& c) {
   call_enter(c);

@@ -21,6 +21,8 @@ std::unique_ptr<Pattern> make_rma_wait_at_create();
 std::unique_ptr<Pattern> make_rma_wait_at_free();
 std::unique_ptr<Pattern> make_rma_wait_at_fence();
 std::unique_ptr<Pattern> make_rma_counts();
+std::unique_ptr<Pattern> make_rma_early_fence();
+std::unique_ptr<Pattern> make_rma_pairsync();
 std::unique_ptr<Pattern> make_delay_costs();
 std::unique_ptr<Pattern> make_critical_path();
 
@@ -41,6 +43,8 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_rma_wait_at_create", "rma", make_rma_wait_at_create},
       {"mpi_rma_wait_at_free", "rma", make_rma_wait_at_free},
       {"mpi_rma_wait_at_fence", "rma", make_rma_wait_at_fence},
+      {"mpi_rma_early_fence", "rma", make_rma_early_fence},
+      {"mpi_rma_pairsync_count", "rma", make_rma_pairsync},
       {"rma_counts", "rma", make_rma_counts},
       {"delay_costs", "rootcause", make_delay_costs},
       {"critical_path", "rootcause", make_critical_path},

@@ -14,7 +14,10 @@ std::uint16_t add_window(std::vector<VRank>& r) {
   std::vector<int> all;
   for (int i = 0; i < static_cast<int>(r.size()); ++i) all.push_back(i);
   std::uint16_t id = 0;
-  for (auto& v : r) id = v.add_comm(500, all);
+  for (auto& v : r) {
+    id = v.add_comm(500, all);
+    v.defs.comms[id].window = true;  // (as CommRegistry::add_window marks it)
+  }
   return id;
 }
 }  // namespace
@@ -104,4 +107,73 @@ TEST_CASE("RMA operation counts and bytes on the origin", "[rma][counts]") {
   CHECK(res[0].get(Metric::bytes_rma) == 128.0);
   CHECK(res[0].get(Metric::mpi_rma_communication) == Approx(0.4));
   CHECK(res[1].get(Metric::comms_rma) == 0.0);  // counted on the origin only
+}
+
+namespace {
+// Origin `v` issues one RMA operation on `target` (comm rank) from t to t + 0.1.
+void rma_op(VRank& v, std::uint16_t win, double t, int target, std::uint32_t region = rt::kRegion_MPI_Put,
+            EventKind k = EventKind::RmaPut) {
+  v.enter(t, region);
+  v.events.push_back(Event::rma(k, ns(t + 0.1), win, target, 8, 0));
+  v.leave(t + 0.1);
+}
+// A fence; `no_precede`: MPI_MODE_NOPRECEDE (closes no access epoch).
+void fence(VRank& v, std::uint16_t win, double t0, double t1, bool no_precede = false) {
+  v.enter(t0, rt::kRegion_MPI_Win_fence);
+  Event e = Event::collective_end(ns(t1), win, -1, 0, 0);
+  e.flags = no_precede ? evflag::kNoPrecede : 0;
+  v.events.push_back(e);
+  v.leave(t1);
+}
+}  // namespace
+
+TEST_CASE("early fence: the target waits for the latest access to its window", "[rma][fence]") {
+  // Rank 0 puts to rank 1 (leaves at 0.6), rank 2 gets from rank 1 (leaves
+  // at 2.1).  Fences entered at 0.7, 1.0, 2.2, left at 2.3: rank 1 waits
+  // 1.2 s, 1.1 s of it for rank 2's get.  Ranks 0 and 2 were not accessed.
+  // Pairwise synchronizations: 3 per rank; unneeded 3, 1 (rank 1 was
+  // accessed by 0 and 2), 3.
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  for (auto& v : r) fence(v, win, 0.0, 0.1, true);
+  rma_op(r[0], win, 0.5, 1);
+  rma_op(r[2], win, 2.0, 1, rt::kRegion_MPI_Get, EventKind::RmaGet);
+  const double enter[3] = {0.7, 1.0, 2.2};
+  for (int i = 0; i < 3; ++i) {
+    fence(r[i], win, enter[i], 2.3);
+    r[i].leave(3.0);
+  }
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_rma_wait_at_fence) == Approx(1.2));
+  CHECK(res[1].get(Metric::mpi_rma_early_fence) == Approx(1.1));
+  CHECK(res[0].get(Metric::mpi_rma_early_fence) == 0.0);
+  CHECK(res[2].get(Metric::mpi_rma_early_fence) == 0.0);
+  const double unneeded[3] = {3.0, 1.0, 3.0};
+  for (int i = 0; i < 3; ++i) {
+    CHECK(res[i].get(Metric::mpi_rma_pairsync_count) == 3.0);  // the opening fence counts none
+    CHECK(res[i].get(Metric::mpi_rma_pairsync_unneeded_count) == unneeded[i]);
+    CHECK(res[i].get(Metric::syncs_rma) == 3.0);
+  }
+}
+
+TEST_CASE("accesses before a requested cut count at the fence after it", "[rma][fence][cuts]") {
+  // Rank 0 puts to rank 1 at 0.5-0.6; the ranks cut at 0.65; the fence
+  // that closes the epoch comes after the cut: rank 1 still counts rank 0
+  // as an origin (unneeded 2 of 3, not 3).
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  for (auto& v : r) fence(v, win, 0.0, 0.1, true);
+  rma_op(r[0], win, 0.5, 1);
+  for (auto& v : r) v.requested_cut(0.65);
+  for (int i = 0; i < 3; ++i) {
+    fence(r[i], win, 1.0 + 0.1 * i, 1.3);
+    r[i].leave(2.0);
+  }
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_rma_wait_at_fence) == Approx(0.2));
+  CHECK(res[0].facts.size() == 2);
+  CHECK(res[0].facts.back().split_collectives == 0);
+  CHECK(res[1].get(Metric::mpi_rma_pairsync_unneeded_count) == 2.0);
+  CHECK(res[1].get(Metric::mpi_rma_pairsync_count) == 3.0);
+  CHECK(res[0].get(Metric::mpi_rma_pairsync_unneeded_count) == 3.0);
 }
