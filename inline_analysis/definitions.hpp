@@ -92,6 +92,9 @@ struct Definitions {
   int world_size = 1;
   std::vector<RegionDef> regions;  // indexed by region id
   std::vector<CommDef> comms;      // indexed by local communicator id
+  // Groups of MPI_Win_post/MPI_Win_start (by group id): ranks in the
+  // window's communicator, interned by the runtime.
+  std::vector<std::vector<int>> groups;
   // Standard-mode sends larger than this are treated as synchronizing (Late
   // Receiver); per destination: same host or another host.
   std::uint64_t eager_limit_local = 4096;

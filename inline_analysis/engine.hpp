@@ -154,6 +154,33 @@ struct Analyzer::Impl {
   // RMA operations since the last fence, per window id and target (comm
   // rank): the latest leave.  Carried across cuts to the closing fence.
   std::map<std::uint16_t, std::map<int, std::int64_t>> rma_accesses;
+  // General active target synchronization (rma_accesses.cpp), carried
+  // across cuts until the partners' times came.  Peers are world ranks.
+  using PeerSeqs = std::vector<std::pair<int, std::uint64_t>>;  // (peer, epoch number with it)
+  struct OpenAccess {
+    std::uint64_t gid = 0;
+    PeerSeqs targets;
+    AccessEpochResult r;
+    std::vector<int> op_target;            // per operation in r.ops
+    std::map<int, std::int64_t> last_leave;  // per target: its latest operation's leave
+    std::map<int, std::int64_t> post;        // per target, once known
+  };
+  struct OpenExposure {
+    std::uint64_t gid = 0;
+    PeerSeqs origins;
+    ExposureEpochResult r;
+    std::size_t known = 0;  // origins whose access record came
+  };
+  std::map<std::uint16_t, OpenAccess> open_access;      // window id -> Start seen, Complete not yet
+  std::map<std::uint16_t, OpenExposure> open_exposure;  // window id -> Post seen, Wait not yet
+  std::vector<OpenAccess> ended_access;                 // waiting for their targets' posts
+  std::vector<OpenExposure> ended_exposure;             // waiting for their origins' records
+  std::map<std::pair<std::uint64_t, int>, std::uint64_t> access_number, exposure_number;  // (gid, peer)
+  using PairKey = std::tuple<std::uint64_t, int, std::uint64_t>;  // (gid, peer, number)
+  std::map<PairKey, std::int64_t> arrived_posts;
+  std::map<PairKey, std::pair<std::int64_t, std::int64_t>> arrived_accesses;
+  RmaEpochResults rma_results;  // this epoch's
+  bool rma_resync = false;      // after lost events: until a window starts at a synchronizing cut
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;
@@ -210,9 +237,14 @@ struct Analyzer::Impl {
   void refresh_times(LocationWindow& w, std::vector<std::size_t>& owner);
   Task<> reduce_collectives(const LocationWindow& w, Transport& t);
   // rma_accesses.cpp: which members accessed this rank's windows before each
-  // closing fence, and when their latest operation left.
-  Task<> exchange_fence_accesses(const LocationWindow& w, Transport& t);
-  bool has_rma() const;  // a window of this rank exists, or accesses are carried
+  // closing fence, and when their latest operation left; the partners'
+  // times of general active target synchronization epochs.
+  Task<> exchange_rma(const LocationWindow& w, Transport& t);
+  bool has_rma() const;  // a window of this rank exists, or RMA state is carried
+  void forget_rma();
+  void rma_event(const LocationWindow& w, const LocationState& st, std::size_t i,
+                 std::map<int, std::vector<RmaRecord>>& out);
+  void pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>& got);
   Task<> run_sync_replay(LocationWindow& w, Transport& t);
 };
 

@@ -129,6 +129,7 @@ class ReplayContext {
     const Dispatch* dispatch = nullptr;
     int epoch = 0;
     int world_rank = 0;
+    const RmaEpochResults* rma = nullptr;  // at the epoch's end: the RMA epochs completed in it
   };
   explicit ReplayContext(const Sources& s) : s_(s) {}
 
@@ -186,6 +187,9 @@ class ReplayContext {
     return (k == EventKind::Send || k == EventKind::SendComplete || k == EventKind::Leave) ? link_into(replies_)
                                                                                            : nullptr;
   }
+  // At the epoch's end (Pattern::on_epoch_end): the general active target
+  // synchronization epochs whose partners' times came in this epoch.
+  const RmaEpochResults* rma_epochs() const { return s_.rma; }
   // CollectiveEnd: the reduced instance.
   const CollResult* collective() const {
     return event().kind == EventKind::CollectiveEnd ? link_into(colls_) : nullptr;

@@ -83,14 +83,55 @@ struct CollResult {
   std::int64_t latest_access = INT64_MIN;
 };
 
-// Origin -> target (rma_accesses.cpp): the origin accessed the target's
-// window in the access epoch that fence instance `instance` closes.
-struct FenceAccess {
+// RMA partners' times (rma_accesses.cpp), one sparse exchange per epoch:
+//   kFenceAccess  origin -> target: it accessed the target's window in the
+//                 epoch that fence instance `number` closes; t0 = the leave
+//                 of its latest operation on the target;
+//   kAccess       origin -> target: its access epoch `number` with the
+//                 target ended; t0 = its MPI_Win_complete enter, t1 = the
+//                 leave of its latest operation on the target (of its
+//                 MPI_Win_start without one);
+//   kExposure     target -> origin: its exposure epoch `number` with the
+//                 origin began; t0 = its MPI_Win_post enter.
+// Access and exposure epochs pair by their number, counted per window and
+// pair of ranks (the k-th access epoch of o that includes t matches the
+// k-th exposure epoch of t that includes o).
+struct RmaRecord {
+  static constexpr std::uint8_t kFenceAccess = 0, kAccess = 1, kExposure = 2;
   std::uint64_t window_gid = 0;
-  std::uint64_t instance = 0;
-  std::int64_t last_leave = 0;  // ns: leave of the origin's latest RMA operation on the target
+  std::uint64_t number = 0;
+  std::int64_t t0 = 0, t1 = 0;  // ns
+  std::uint8_t kind = kFenceAccess;
+  std::uint8_t pad[7] = {};
 };
-static_assert(std::is_trivially_copyable_v<FenceAccess>);
+static_assert(std::is_trivially_copyable_v<RmaRecord>);
+
+// General active target synchronization epochs whose partners' times are all
+// known (rma_accesses.cpp), for the patterns at the epoch's end.
+struct AccessEpochResult {  // origin: MPI_Win_start ... MPI_Win_complete
+  int location = 0;
+  std::uint32_t start_cp = 0, complete_cp = 0;
+  std::int64_t start_enter = 0, start_leave = 0, complete_enter = 0, complete_leave = 0;
+  std::int64_t latest_post = INT64_MIN;  // the latest target's MPI_Win_post enter
+  int targets = 0, accessed = 0;         // targets in the group; of those, accessed by an operation
+  struct Op {
+    std::uint32_t callpath = 0;
+    std::int64_t enter = 0, leave = 0;
+    std::int64_t post = INT64_MIN;  // its target's MPI_Win_post enter
+  };
+  std::vector<Op> ops;
+};
+struct ExposureEpochResult {  // target: MPI_Win_post ... MPI_Win_wait (or a successful MPI_Win_test)
+  int location = 0;
+  std::uint32_t wait_cp = 0;
+  std::int64_t wait_enter = 0, wait_leave = 0;
+  std::int64_t latest_complete = INT64_MIN;  // the latest origin's MPI_Win_complete enter
+  std::int64_t latest_access = INT64_MIN;    // the latest leave of an operation on this window
+};
+struct RmaEpochResults {
+  std::vector<AccessEpochResult> access;
+  std::vector<ExposureEpochResult> exposure;
+};
 
 // Names one message of this epoch: the peer's world rank and the send's
 // seq (dense per sender, destination and epoch).  Key of the per-epoch maps

@@ -186,6 +186,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.matched.clear();
   m.replies.clear();
   m.colls.clear();
+  m.rma_results = RmaEpochResults{};
   m.completed.clear();
   m.outgoing.clear();
   m.send_refs.clear();
@@ -230,9 +231,9 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     if (!m.facts.comm_analysis_skipped) {
       co_await m.correct_clocks(*mpi, transport);
       co_await m.reduce_collectives(*mpi, transport);
-      if (agreed[1] > 0) co_await m.exchange_fence_accesses(*mpi, transport);
+      if (agreed[1] > 0) co_await m.exchange_rma(*mpi, transport);
     } else {
-      m.rma_accesses.clear();  // they cannot be paired with their fences any more
+      m.forget_rma();  // lost events: accesses and epochs can no longer be paired
       m.clock_carry = false;  // this window stays uncorrected: nothing to carry on from
     }
   }
@@ -257,7 +258,8 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     m.sync.forget_intervals();
   }
   {
-    ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
+    ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank,
+                               &m.rma_results};
     ReplayContext ctx(src);
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }

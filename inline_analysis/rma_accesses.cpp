@@ -1,33 +1,214 @@
-// Which members accessed this rank's windows in each fence epoch, and when
-// their latest RMA operation on it left (seed 001: Early Fence, pairwise
-// synchronizations).  An origin learns its accesses from its own RMA events;
-// at the fence instance that closes the access epoch it sends each target
-// one record (window, instance, latest leave).  Instances are numbered alike
-// on every member (collectives.cpp), so the target finds its own fence of
-// that instance and fills its CollResult.  The exchange runs once per
-// epoch, after the collectives' reductions, and only in epochs where some
-// rank has RMA to report (agreed with the lost-events flag, replay.cpp).
+// The RMA partners' times, in one sparse exchange per epoch after the
+// collectives' reductions, and only in epochs where some rank has a window
+// (agreed with the lost-events flag, replay.cpp), so programs without RMA
+// pay nothing.  (Seed 001 uses an exchange window and MPI_Get/Accumulate;
+// the tool's bulk exchange needs no RMA of its own and one round per epoch.)
+//
+// Fences: an origin keeps its operations per window and target (latest
+// leave) until the fence instance that closes their access epoch, and sends
+// each target one record (window, instance, latest leave).  Instances are
+// numbered alike on every member (collectives.cpp), so the target finds its
+// own fence of that instance and fills its CollResult (Early Fence, pairwise
+// synchronizations).
+//
+// General active target synchronization (post/start/complete/wait): the
+// target sends each origin of its group its post enter when it posts; the
+// origin sends each target of its group its complete enter and the leave of
+// its latest operation on it when it completes.  Epochs pair by their
+// number per window and pair of ranks.  An epoch waits (across cuts) until
+// all its partners' records came; then it becomes a result for the patterns
+// (rma_late_post.cpp, rma_early_wait.cpp, rma_pairsync.cpp).  After lost
+// events the numbering cannot be trusted: everything is forgotten, and
+// post/start/complete/wait are left out until a window starts at a
+// synchronizing cut, where every rank numbers from 0 again.
 #include "engine.hpp"
 
 namespace onlinews::analysis {
 
 bool Analyzer::Impl::has_rma() const {
-  if (!rma_accesses.empty()) return true;
+  if (!rma_accesses.empty() || !open_access.empty() || !open_exposure.empty() || !ended_access.empty() ||
+      !ended_exposure.empty()) {
+    return true;
+  }
   for (const CommDef& c : defs.comms) {
     if (c.window && c.usable) return true;
   }
   return false;
 }
 
-Task<> Analyzer::Impl::exchange_fence_accesses(const LocationWindow& w, Transport& t) {
+void Analyzer::Impl::forget_rma() {
+  rma_resync = true;
+  rma_accesses.clear();
+  open_access.clear();
+  open_exposure.clear();
+  ended_access.clear();
+  ended_exposure.clear();
+  arrived_posts.clear();
+  arrived_accesses.clear();
+  access_number.clear();
+  exposure_number.clear();
+}
+
+namespace {
+
+// The call's enter and leave; a call still open at the window's end counts
+// as ending where it began (a post or start that blocks across a cut).
+std::pair<std::int64_t, std::int64_t> call_times(const EventAnnotation& a) {
+  return {a.enter, a.leave == kOpen ? a.enter : a.leave};
+}
+
+}  // namespace
+
+// One event of the MPI location's window: collects operations and epochs and
+// the records they send.
+void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st, std::size_t i,
+                               std::map<int, std::vector<RmaRecord>>& out) {
+  const Event& e = w.events[i];
+  const EventAnnotation& a = st.annot[i];
+  const CommDef* c = defs.comm(e.comm);
+  if (c == nullptr || !c->window) return;
+  const auto [enter, leave] = call_times(a);
+  if (rma_resync && payload_of(e.kind) == EventPayload::RmaSync) return;
+  switch (e.kind) {
+    case EventKind::RmaPut:
+    case EventKind::RmaGet:
+    case EventKind::RmaAtomic: {
+      std::int64_t& last = rma_accesses[e.comm][e.target()];
+      last = std::max(last, static_cast<std::int64_t>(e.time));
+      auto open = open_access.find(e.comm);
+      if (open == open_access.end()) return;
+      const int target = c->world_rank_of(e.target());
+      open->second.r.ops.push_back({a.callpath, enter, static_cast<std::int64_t>(e.time), INT64_MIN});
+      open->second.op_target.push_back(target);
+      std::int64_t& t_last = open->second.last_leave[target];
+      t_last = std::max(t_last, static_cast<std::int64_t>(e.time));
+      return;
+    }
+    case EventKind::WinStart:
+    case EventKind::WinPost: {
+      if (e.group() >= defs.groups.size()) return;
+      const bool start = e.kind == EventKind::WinStart;
+      PeerSeqs peers;
+      for (const int r : defs.groups[e.group()]) {
+        const int world = c->world_rank_of(r);
+        if (world < 0) continue;
+        auto& number = (start ? access_number : exposure_number)[{c->gid, world}];
+        peers.emplace_back(world, number++);
+      }
+      if (start) {
+        OpenAccess& o = open_access[e.comm] = OpenAccess{};
+        o.gid = c->gid;
+        o.targets = std::move(peers);
+        o.r.location = w.location;
+        o.r.start_cp = a.callpath;
+        o.r.start_enter = enter;
+        o.r.start_leave = leave;
+        o.r.targets = static_cast<int>(o.targets.size());
+      } else {
+        OpenExposure& x = open_exposure[e.comm] = OpenExposure{};
+        x.gid = c->gid;
+        x.origins = std::move(peers);
+        x.r.location = w.location;
+        for (const auto& [origin, number] : x.origins) {
+          out[origin].push_back({c->gid, number, enter, 0, RmaRecord::kExposure, {}});
+        }
+      }
+      return;
+    }
+    case EventKind::WinComplete: {
+      auto open = open_access.find(e.comm);
+      if (open == open_access.end()) return;  // (a complete without a start: nothing to pair)
+      OpenAccess& o = open->second;
+      o.r.complete_cp = a.callpath;
+      o.r.complete_enter = enter;
+      o.r.complete_leave = leave;
+      for (const auto& [target, number] : o.targets) {
+        auto last = o.last_leave.find(target);
+        const std::int64_t latest = last != o.last_leave.end() ? last->second : o.r.start_leave;
+        o.r.accessed += last != o.last_leave.end() ? 1 : 0;
+        out[target].push_back({c->gid, number, enter, latest, RmaRecord::kAccess, {}});
+      }
+      ended_access.push_back(std::move(o));
+      open_access.erase(open);
+      return;
+    }
+    case EventKind::WinWait: {
+      auto open = open_exposure.find(e.comm);
+      if (open == open_exposure.end()) return;
+      OpenExposure& x = open->second;
+      x.r.wait_cp = a.callpath;
+      x.r.wait_enter = enter;
+      x.r.wait_leave = leave;
+      ended_exposure.push_back(std::move(x));
+      open_exposure.erase(open);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Files what came and turns the epochs whose partners are all known into
+// results.
+void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>& got) {
+  for (const auto& [peer, list] : got) {
+    for (const RmaRecord& r : list) {
+      if (r.kind == RmaRecord::kExposure) arrived_posts[{r.window_gid, peer, r.number}] = r.t0;
+      if (r.kind == RmaRecord::kAccess) arrived_accesses[{r.window_gid, peer, r.number}] = {r.t0, r.t1};
+    }
+  }
+  std::size_t kept = 0;
+  for (OpenAccess& o : ended_access) {
+    for (const auto& [target, number] : o.targets) {
+      if (o.post.count(target) != 0) continue;
+      auto it = arrived_posts.find({o.gid, target, number});
+      if (it == arrived_posts.end()) continue;
+      o.post[target] = it->second;
+      arrived_posts.erase(it);
+    }
+    if (o.post.size() < o.targets.size()) {
+      ended_access[kept++] = std::move(o);
+      continue;
+    }
+    for (const auto& [target, post] : o.post) o.r.latest_post = std::max(o.r.latest_post, post);
+    for (std::size_t k = 0; k < o.r.ops.size(); ++k) o.r.ops[k].post = o.post[o.op_target[k]];
+    rma_results.access.push_back(std::move(o.r));
+  }
+  ended_access.resize(kept);
+  kept = 0;
+  for (OpenExposure& x : ended_exposure) {
+    for (auto& [origin, number] : x.origins) {
+      if (number == UINT64_MAX) continue;  // (known already)
+      auto it = arrived_accesses.find({x.gid, origin, number});
+      if (it == arrived_accesses.end()) continue;
+      x.r.latest_complete = std::max(x.r.latest_complete, it->second.first);
+      x.r.latest_access = std::max(x.r.latest_access, it->second.second);
+      arrived_accesses.erase(it);
+      number = UINT64_MAX;
+      ++x.known;
+    }
+    if (x.known < x.origins.size()) {
+      ended_exposure[kept++] = std::move(x);
+      continue;
+    }
+    rma_results.exposure.push_back(x.r);
+  }
+  ended_exposure.resize(kept);
+}
+
+Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
-  std::map<int, std::vector<FenceAccess>> out;
+  if (rma_resync && sync_in.bounds.starts_synchronized) {
+    forget_rma();
+    rma_resync = false;
+  }
+  std::map<int, std::vector<RmaRecord>> out;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int32_t> mine;  // (window gid, instance) -> its CollResult
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const Event& e = w.events[i];
-    if (payload_of(e.kind) == EventPayload::Rma) {
-      std::int64_t& last = rma_accesses[e.comm][e.target()];
-      last = std::max(last, static_cast<std::int64_t>(e.time));
+    const EventPayload pl = payload_of(e.kind);
+    if (pl == EventPayload::Rma || pl == EventPayload::RmaSync) {
+      rma_event(w, st, i, out);
       continue;
     }
     if (e.kind != EventKind::CollectiveEnd) continue;
@@ -45,7 +226,7 @@ Task<> Analyzer::Impl::exchange_fence_accesses(const LocationWindow& w, Transpor
       if (acc != rma_accesses.end()) {
         for (const auto& [target, leave] : acc->second) {
           const int world = c->world_rank_of(target);
-          if (world >= 0) out[world].push_back({c->gid, r->instance, leave});
+          if (world >= 0) out[world].push_back({c->gid, r->instance, leave, 0, RmaRecord::kFenceAccess, {}});
         }
       }
     }
@@ -54,14 +235,16 @@ Task<> Analyzer::Impl::exchange_fence_accesses(const LocationWindow& w, Transpor
   }
   const auto got = co_await exchange_records(t, out);
   for (const auto& [origin, list] : got) {
-    for (const FenceAccess& a : list) {
-      auto it = mine.find({a.window_gid, a.instance});
+    for (const RmaRecord& a : list) {
+      if (a.kind != RmaRecord::kFenceAccess) continue;
+      auto it = mine.find({a.window_gid, a.number});
       if (it == mine.end()) continue;  // (every member analyzes the same instances)
       CollResult& r = colls[static_cast<std::size_t>(it->second)];
       ++r.origins;
-      r.latest_access = std::max(r.latest_access, a.last_leave);
+      r.latest_access = std::max(r.latest_access, a.t0);
     }
   }
+  pair_rma_epochs(got);
 }
 
 }  // namespace onlinews::analysis

@@ -20,7 +20,8 @@ enum class EventPayload : std::uint8_t {
   Message,     // comm, peer, tag, bytes, request, flags
   Request,     // request
   Collective,  // comm, root(), bytes_out(), bytes_in()
-  Rma,         // comm (the window's id), target(), bytes_out(), bytes_in(), request
+  Rma,         // comm (the window's id), target(), bytes_out(), bytes_in()
+  RmaSync,     // comm (the window's id), group()
 };
 
 constexpr const char* event_kind_name(EventKind k) {
@@ -94,6 +95,7 @@ struct Event {
   std::int32_t target() const { return peer; }      // Rma: the target's rank in the window
   std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent
   std::uint32_t handle() const { return request; }  // Probe, Match: message handle id
+  std::uint32_t group() const { return request; }   // RmaSync: group id (post, start)
   // Collectives and RMA operations store the received byte count in the
   // tag/request slots (a request-based RMA operation's request is tracked by
   // the runtime, not recorded).
@@ -142,6 +144,14 @@ struct Event {
     e.peer = root;
     e.bytes = bytes_out;
     e.set_bytes_in(bytes_in);
+    return e;
+  }
+  static Event rma_sync(EventKind k, std::uint64_t t, std::uint16_t window, std::uint32_t group = 0) {
+    Event e;
+    e.time = t;
+    e.kind = k;
+    e.comm = window;
+    e.request = group;
     return e;
   }
   static Event rma(EventKind k, std::uint64_t t, std::uint16_t window, std::int32_t target,

@@ -29,15 +29,17 @@ BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", 
 ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scounts", "rcounts", "stypes",
          "rtypes", "root", "comm", "status", "request", "n", "requests", "statuses", "index", "flag",
          "outcount", "indices", "newcomm", "comm_inout", "ndims", "dims", "periods", "message", "required",
-         "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert"}
+         "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert", "rma_group"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",
          "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
-         "win_create", "win_free", "rma_coll", "rma_op", "plain"}
+         "win_create", "win_free", "rma_coll", "rma_op", "rma_sync", "plain"}
 
 KEYS = {"group", "coll", "mode", "attrs", "bytes", "patient", "rma"}
 # RMA operations: the event kind and the byte rule (hooks_rma.cpp).
-RMA = {"put": "Put", "get": "Get", "atomic": "Atomic", "atomic1": "Atomic1"}
+RMA = {"put": "Put", "get": "Get", "atomic": "Atomic", "atomic1": "Atomic1", "post": "Post", "start": "Start",
+       "complete": "Complete", "wait": "Wait", "test": "Test"}
+RMA_OPS = {"put", "get", "atomic", "atomic1"}
 # Hooks whose calls have a hand-written patient version (runtime/patient.hpp).
 PATIENT_HOOKS = {"recv", "wait", "waitany", "waitall", "waitsome", "probe"}
 
@@ -104,8 +106,12 @@ class Function:
         if self.hook in ("coll", "win_create", "win_free", "rma_coll") and self.coll == "None":
             fail(line_no, "a collective needs coll=")
         self.rma = RMA.get(self.keys.get("rma"))
-        if (self.rma is None) != (self.hook != "rma_op"):
-            fail(line_no, "an RMA operation (hook rma_op) needs rma=put|get|atomic|atomic1, and only it")
+        if self.hook in ("rma_op", "rma_sync"):
+            ops = self.keys.get("rma") in RMA_OPS
+            if self.rma is None or ops != (self.hook == "rma_op"):
+                fail(line_no, "rma_op needs rma=put|get|atomic|atomic1, rma_sync rma=post|start|complete|wait|test")
+        elif self.rma is not None:
+            fail(line_no, "rma= only with the hooks rma_op and rma_sync")
         self.patient = self.keys.get("patient", "no") == "yes"
         if self.patient and self.hook not in PATIENT_HOOKS:
             fail(line_no, f"no patient version of hook '{self.hook}' (runtime/patient.hpp)")
@@ -147,8 +153,9 @@ def gen_regions_hpp(funcs):
     out.append(f"  kMpiRegionCount = {len(funcs)}\n}};\n\n")
     out.append("// Collective byte-count rules (hooks_coll.cpp).\n")
     out.append("enum class CollBytes : std::uint8_t { " + ", ".join(b.capitalize() for b in BYTES) + " };\n\n")
-    out.append("// RMA operation rules (hooks_rma.cpp): the event kind and which roles hold\n")
-    out.append("// the bytes (Atomic1: one element of `type` each way).\n")
+    out.append("// RMA call rules (hooks_rma.cpp): for an operation, the event kind and which\n")
+    out.append("// roles hold the bytes (Atomic1: one element of `type` each way); for an\n")
+    out.append("// active-target synchronization call, which one it is.\n")
     out.append("enum class RmaRule : std::uint8_t { None, " + ", ".join(RMA.values()) + " };\n\n")
     out.append("// Appends the MPI regions (ids 0 .. kMpiRegionCount-1) to a region table.\n")
     out.append("void append_mpi_regions(std::vector<analysis::RegionDef>& regions);\n\n")

@@ -57,6 +57,7 @@ struct Call {
   MPI_Win* newwin = nullptr;
   MPI_Win* win_inout = nullptr;
   int rma_assert = 0;
+  MPI_Group rma_group = MPI_GROUP_NULL;
   // Filled by pre hooks for their post hooks.
   std::uint64_t t_enter = 0;
   std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)
@@ -108,6 +109,7 @@ ONLINEWS_HOOK(win_create)
 ONLINEWS_HOOK(win_free)
 ONLINEWS_HOOK(rma_coll)
 ONLINEWS_HOOK(rma_op)
+ONLINEWS_HOOK(rma_sync)
 ONLINEWS_HOOK(plain)
 #undef ONLINEWS_HOOK
 }  // namespace hooks

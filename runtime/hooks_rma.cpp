@@ -2,9 +2,9 @@
 // communicator of its own (comms.hpp) when it is created; its creation,
 // MPI_Win_free and MPI_Win_fence record a CollectiveEnd on it, like the
 // collectives of hooks_coll.cpp, and an RMA operation records its target and
-// bytes.  Synchronization calls without a collective (post/start/complete/
-// wait, locks, flushes) are recorded as time (plain hooks) until their
-// patterns land.
+// bytes.  Post, start, complete and wait/test record their window, post and
+// start also their group (interned in Definitions::groups).  Locks and
+// flushes are recorded as time (plain hooks) until their patterns land.
 #include "hooks_common.hpp"
 
 namespace onlinews::rt {
@@ -44,6 +44,28 @@ void window_collective_end(Call& c, int rc, std::uint8_t flags = 0) {
     record(e);
   }
   call_leave(t);
+}
+
+// The id of `g` as ranks in the window's communicator (the window's group has
+// the same order).  Allocates only for a group not seen before.
+std::uint32_t intern_group(State& s, MPI_Group g, MPI_Win w) {
+  thread_local std::vector<int> in, out;
+  MPI_Group wg = MPI_GROUP_NULL;
+  int n = 0;
+  PMPI_Group_size(g, &n);
+  PMPI_Win_get_group(w, &wg);
+  in.resize(static_cast<std::size_t>(n));
+  out.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+  if (n > 0) PMPI_Group_translate_ranks(g, n, in.data(), wg, out.data());
+  PMPI_Group_free(&wg);
+  auto it = s.group_ids.find(out);
+  if (it != s.group_ids.end()) return it->second;
+  SharedGuard guard;
+  const auto id = static_cast<std::uint32_t>(s.defs.groups.size());
+  s.defs.groups.push_back(out);
+  s.group_ids.emplace(out, id);
+  return id;
 }
 
 }  // namespace
@@ -112,9 +134,41 @@ void post_rma_op(Call& c, int rc) {
       case RmaRule::Get: k = EventKind::RmaGet; in = type_bytes(c.rcount, c.rtype); break;
       case RmaRule::Atomic: out = type_bytes(c.count, c.type); in = type_bytes(c.rcount, c.rtype); break;
       case RmaRule::Atomic1: out = in = type_bytes(1, c.type); break;
-      case RmaRule::None: break;
+      default: break;  // (synchronization rules: rma_sync)
     }
     record(Event::rma(k, t, c.comm_id, c.peer, out, in));
+  }
+  call_leave(t);
+}
+
+void pre_rma_sync(Call& c) {
+  call_enter(c);
+  resolve_window(c, c.win, false);
+}
+void post_rma_sync(Call& c, int rc) {
+  const std::uint64_t t = raw_now();
+  State* s = state();
+  if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr) {
+    switch (c.rma) {
+      case RmaRule::Post:
+      case RmaRule::Start:
+        if (c.rma_group != MPI_GROUP_NULL) {
+          const EventKind k = c.rma == RmaRule::Post ? EventKind::WinPost : EventKind::WinStart;
+          record(Event::rma_sync(k, c.t_enter, c.comm_id, intern_group(*s, c.rma_group, c.win)));
+        }
+        break;
+      case RmaRule::Complete:
+        record(Event::rma_sync(EventKind::WinComplete, c.t_enter, c.comm_id));
+        break;
+      case RmaRule::Test:
+        if (c.flag == nullptr || *c.flag == 0) break;
+        [[fallthrough]];
+      case RmaRule::Wait:
+        record(Event::rma_sync(EventKind::WinWait, t, c.comm_id));
+        break;
+      default:
+        break;
+    }
   }
   call_leave(t);
 }

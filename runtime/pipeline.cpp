@@ -6,6 +6,7 @@
 #include "mpi_transport.hpp"
 #include "progress.hpp"
 #include "regions.hpp"
+#include "shared_guard.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
@@ -68,6 +69,9 @@ void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& w
         case EventPayload::Collective:
           std::fprintf(stderr, " comm %u root %d bytes out %llu in %llu\n", e.comm, e.root(),
                        static_cast<unsigned long long>(e.bytes_out()), static_cast<unsigned long long>(e.bytes_in()));
+          break;
+        case EventPayload::RmaSync:
+          std::fprintf(stderr, " window %u group %u\n", e.comm, e.group());
           break;
         case EventPayload::Rma:
           std::fprintf(stderr, " window %u target %d bytes out %llu in %llu\n", e.comm, e.target(),
@@ -176,6 +180,10 @@ void Pipeline::refresh_definitions(const Boundary& b) {
   analysis::Definitions& d = s_.analysis_defs;
   for (std::size_t i = d.regions.size(); i < s_.defs.regions.size(); ++i) d.regions.push_back(s_.defs.regions[i]);
   d.comms = s_.defs.comms;
+  {
+    SharedGuard guard;  // (groups grow on the MPI thread)
+    for (std::size_t i = d.groups.size(); i < s_.defs.groups.size(); ++i) d.groups.push_back(s_.defs.groups[i]);
+  }
   d.world_rank = s_.defs.world_rank;
   d.world_size = s_.defs.world_size;
   d.eager_limit_local = s_.defs.eager_limit_local;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -106,6 +107,9 @@ struct State {
   // counted per thread (ThreadBuffer::time_only_calls).
   std::atomic<std::uint64_t> untracked_calls{0};
   int mixed_comms = 0;  // communicators used by threads that are not analyzed (MPI thread)
+  // Groups of MPI_Win_post/start as ranks in their window (defs.groups),
+  // interned: id by rank list (MPI thread).
+  std::map<std::vector<int>, std::uint32_t> group_ids;
 };
 
 // The state, or nullptr before MPI_Init / after MPI_Finalize / when disabled.

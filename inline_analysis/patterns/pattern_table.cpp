@@ -23,6 +23,8 @@ std::unique_ptr<Pattern> make_rma_wait_at_fence();
 std::unique_ptr<Pattern> make_rma_counts();
 std::unique_ptr<Pattern> make_rma_early_fence();
 std::unique_ptr<Pattern> make_rma_pairsync();
+std::unique_ptr<Pattern> make_rma_late_post();
+std::unique_ptr<Pattern> make_rma_early_wait();
 std::unique_ptr<Pattern> make_delay_costs();
 std::unique_ptr<Pattern> make_critical_path();
 
@@ -45,6 +47,8 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_rma_wait_at_fence", "rma", make_rma_wait_at_fence},
       {"mpi_rma_early_fence", "rma", make_rma_early_fence},
       {"mpi_rma_pairsync_count", "rma", make_rma_pairsync},
+      {"mpi_rma_late_post", "rma", make_rma_late_post},
+      {"mpi_rma_early_wait", "rma", make_rma_early_wait},
       {"rma_counts", "rma", make_rma_counts},
       {"delay_costs", "rootcause", make_delay_costs},
       {"critical_path", "rootcause", make_critical_path},

@@ -4,6 +4,9 @@
 // its window in the epoch (rma_accesses.cpp) were synchronized with for
 // nothing.  Counted on the target, at its fence: N members, of which
 // N - origins unneeded.  A fence with MPI_MODE_NOPRECEDE closes no epoch.
+// An access epoch (start ... complete) synchronizes its origin with each
+// target of its group: counted on the origin at MPI_Win_complete, unneeded
+// for the targets it issued no operation to.
 #include "collective_view.hpp"
 
 namespace onlinews::analysis {
@@ -26,6 +29,16 @@ class RmaPairsync final : public Pattern {
     // Inclusive values: the unneeded ones also count in their parents.
     ctx.add_inclusive(Metric::mpi_rma_pairsync_count, needed);
     ctx.add_inclusive(Metric::mpi_rma_pairsync_unneeded_count, members - needed);
+  }
+
+ public:
+  void on_epoch_end(ReplayContext& ctx) override {
+    if (ctx.rma_epochs() == nullptr) return;
+    for (const AccessEpochResult& a : ctx.rma_epochs()->access) {
+      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_count, a.location, a.complete_cp, a.accessed);
+      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_unneeded_count, a.location, a.complete_cp,
+                           a.targets - a.accessed);
+    }
   }
 };
 

@@ -177,3 +177,92 @@ TEST_CASE("accesses before a requested cut count at the fence after it", "[rma][
   CHECK(res[1].get(Metric::mpi_rma_pairsync_count) == 3.0);
   CHECK(res[0].get(Metric::mpi_rma_pairsync_unneeded_count) == 3.0);
 }
+
+namespace {
+// A post or start call with `group` (ranks in the window), from t0 to t1.
+void epoch_call(VRank& v, std::uint16_t win, double t0, double t1, EventKind k, std::uint32_t group = 0) {
+  const std::uint32_t region = k == EventKind::WinPost       ? rt::kRegion_MPI_Win_post
+                               : k == EventKind::WinStart    ? rt::kRegion_MPI_Win_start
+                               : k == EventKind::WinComplete ? rt::kRegion_MPI_Win_complete
+                                                             : rt::kRegion_MPI_Win_wait;
+  v.enter(t0, region);
+  v.events.push_back(Event::rma_sync(k, ns(k == EventKind::WinWait ? t1 : t0), win, group));
+  v.leave(t1);
+}
+// Groups every rank knows by the same id (as the runtime interns them).
+std::uint32_t add_group(std::vector<VRank>& r, const std::vector<int>& members) {
+  std::uint32_t id = 0;
+  for (auto& v : r) {
+    id = static_cast<std::uint32_t>(v.defs.groups.size());
+    v.defs.groups.push_back(members);
+  }
+  return id;
+}
+}  // namespace
+
+TEST_CASE("late post, early wait and late complete in post/start/complete/wait", "[rma][gats]") {
+  // Rank 1 (target) posts late, at 2.0, and waits from 2.1 to 4.0.  Rank 0
+  // (origin) starts at 1.0; its start returns at once, its put blocks from
+  // 1.5 until the post (2.0) and leaves at 2.1 (Late Post in the operation:
+  // 0.5 s), then it works and enters MPI_Win_complete at 3.9: the target
+  // waited 3.9 - 2.1 = 1.8 s (Early Wait), 1.8 of it after the put had left
+  // at 2.1 (Late Complete).  Rank 2 (origin too) starts at 1.0 and blocks in
+  // MPI_Win_start until the post (Late Post in the synchronization: 1.0 s),
+  // issues nothing and completes at 2.2; its empty epoch is an unneeded
+  // pairwise synchronization.
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t origins = add_group(r, {0, 2}), target = add_group(r, {1});
+  epoch_call(r[1], win, 2.0, 2.05, EventKind::WinPost, origins);
+  epoch_call(r[1], win, 2.1, 4.0, EventKind::WinWait);
+  epoch_call(r[0], win, 1.0, 1.01, EventKind::WinStart, target);
+  r[0].enter(1.5, rt::kRegion_MPI_Put);
+  r[0].events.push_back(Event::rma(EventKind::RmaPut, ns(2.1), win, 1, 8, 0));
+  r[0].leave(2.1);
+  epoch_call(r[0], win, 3.9, 3.95, EventKind::WinComplete);
+  epoch_call(r[2], win, 1.0, 2.01, EventKind::WinStart, target);
+  epoch_call(r[2], win, 2.2, 2.25, EventKind::WinComplete);
+  for (auto& v : r) v.leave(5.0);
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_rma_comm_late_post) == Approx(0.5));
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == 0.0);
+  CHECK(res[2].get(Metric::mpi_rma_sync_late_post) == Approx(1.0));
+  CHECK(res[2].get(Metric::mpi_rma_sync_late_post, rt::kRegion_MPI_Win_start) == Approx(1.0));
+  CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(1.8));
+  CHECK(res[1].get(Metric::mpi_rma_late_complete) == Approx(1.8));
+  CHECK(res[0].get(Metric::mpi_rma_pairsync_count) == 1.0);
+  CHECK(res[0].get(Metric::mpi_rma_pairsync_unneeded_count) == 0.0);
+  CHECK(res[2].get(Metric::mpi_rma_pairsync_count) == 1.0);
+  CHECK(res[2].get(Metric::mpi_rma_pairsync_unneeded_count) == 1.0);
+}
+
+TEST_CASE("post/start/complete/wait epochs pair across requested cuts", "[rma][gats][cuts]") {
+  // Two epochs of the same pair.  The first: the target posts at 1.0 in
+  // window 0 (cut at 1.5), the origin starts at 1.6 and enters
+  // MPI_Win_complete at 2.3 in window 1, while the target waits from 2.0:
+  // Early Wait 0.3 s (all of it Late Complete: no operation).  The second:
+  // the origin starts at 3.0 and blocks in MPI_Win_complete from 3.1 until
+  // the target posts at 3.6: Late Post 0.5 s in MPI_Win_complete; the
+  // target waits only from 3.8.  Both epochs issued nothing: 2 unneeded
+  // pairwise synchronizations.  (Without the carry across the cut, the
+  // first epoch's post would be lost and the pairs shifted.)
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g0 = add_group(r, {0}), g1 = add_group(r, {1});
+  epoch_call(r[1], win, 1.0, 1.05, EventKind::WinPost, g0);
+  for (auto& v : r) v.requested_cut(1.5);
+  epoch_call(r[1], win, 2.0, 2.5, EventKind::WinWait);
+  epoch_call(r[0], win, 1.6, 1.65, EventKind::WinStart, g1);
+  epoch_call(r[0], win, 2.3, 2.35, EventKind::WinComplete);
+  epoch_call(r[0], win, 3.0, 3.05, EventKind::WinStart, g1);
+  epoch_call(r[0], win, 3.1, 4.0, EventKind::WinComplete);  // blocks until the post at 3.6
+  epoch_call(r[1], win, 3.6, 3.65, EventKind::WinPost, g0);
+  epoch_call(r[1], win, 3.8, 4.2, EventKind::WinWait);     // complete entered at 3.1: no early wait
+  for (auto& v : r) v.leave(5.0);
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.3));
+  CHECK(res[1].get(Metric::mpi_rma_late_complete) == Approx(0.3));
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == Approx(0.5));
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post, rt::kRegion_MPI_Win_complete) == Approx(0.5));
+  CHECK(res[0].get(Metric::mpi_rma_pairsync_unneeded_count) == 2.0);
+}
