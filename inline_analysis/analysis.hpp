@@ -56,22 +56,15 @@ struct EpochFacts {
   std::uint64_t dropped_events = 0;
   std::uint64_t cross_epoch_messages = 0;  // receives matched to a send of an earlier epoch
   std::uint64_t unmatched_receives = 0;    // receives without a send (should stay 0)
-  std::uint64_t unreceived_probes = 0;     // probes whose message was not received here (not analyzed)
-  std::uint64_t clock_violations = 0;      // receives/probes found before their send
-  std::uint64_t clock_violations_corrected = 0;  // of those, how many the correction fixed
   bool comm_analysis_skipped = false;      // some rank dropped events: only time was analyzed
-  std::uint64_t truncated_intervals = 0;   // delay-cost intervals cut short (after a time-only window)
-  std::uint64_t split_collectives = 0;     // own collective instances a requested cut split (not analyzed)
-  // Synchronizing messages across a cut whose Late Receiver analysis is
-  // incomplete (docs/design.md): the sending call that may have waited was
-  // analyzed in a window before the receiver's reply (the wait is lost), or
-  // the receive was posted in a window walked before the wait's (counted by
-  // the receiver: the wait is found, its delay costs are not).
-  std::uint64_t crossing_sync_sends = 0;
-  // Waits of this rank below AnalysisOptions::min_traced_wait: wait states,
-  // not traced to their causes.
-  std::uint64_t untraced_waits = 0;
-  double untraced_wait_seconds = 0;
+  // Counted facts (run_facts.def).  crossing_sync_sends: the sending call
+  // that may have waited was analyzed in a window before the receiver's
+  // reply (the wait is lost), or the receive was posted in a window walked
+  // before the wait's (counted by the receiver: the wait is found, its delay
+  // costs are not).
+#define ONLINEWS_FACT(name, type, what) type name = 0;
+#include "run_facts.def"
+#undef ONLINEWS_FACT
   // Local work (not waiting), as far as the driver's slices show it:
   double forward_seconds = 0;              // annotation, matching, collectives, forward walk, replies
   double backward_seconds = 0;             // backward walk and the replay at synchronization points

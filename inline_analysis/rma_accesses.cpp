@@ -95,6 +95,9 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         auto& number = (start ? access_number : exposure_number)[{c->gid, world}];
         peers.emplace_back(world, number++);
       }
+      // A second start (post) before the complete (wait) of the first is
+      // erroneous: the open epoch is dropped and counted.
+      if (start ? open_access.count(e.comm) != 0 : open_exposure.count(e.comm) != 0) ++facts.rma_sync_errors;
       if (start) {
         OpenAccess& o = open_access[e.comm] = OpenAccess{};
         o.gid = c->gid;
@@ -117,7 +120,10 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
     }
     case EventKind::WinComplete: {
       auto open = open_access.find(e.comm);
-      if (open == open_access.end()) return;  // (a complete without a start: nothing to pair)
+      if (open == open_access.end()) {  // a complete without a start: nothing to pair
+        ++facts.rma_sync_errors;
+        return;
+      }
       OpenAccess& o = open->second;
       o.r.complete_cp = a.callpath;
       o.r.complete_enter = enter;
@@ -134,7 +140,10 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
     }
     case EventKind::WinWait: {
       auto open = open_exposure.find(e.comm);
-      if (open == open_exposure.end()) return;
+      if (open == open_exposure.end()) {  // a wait without a post
+        ++facts.rma_sync_errors;
+        return;
+      }
       OpenExposure& x = open->second;
       x.r.wait_cp = a.callpath;
       x.r.wait_enter = enter;

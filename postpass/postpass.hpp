@@ -55,17 +55,14 @@ struct SummaryInput {
   std::uint64_t untracked_calls = 0;      // on communicators the tool does not track (time only)
   std::uint64_t other_thread_calls = 0;   // of threads other than the MPI thread (time only)
   std::uint64_t mixed_communicators = 0;  // used by such threads: their messages are not analyzed
-  std::uint64_t unreceived_probes = 0;
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
-  std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
   int skipped_epochs = 0;
   std::uint64_t sync_cuts = 0, requested_cuts = 0;  // epochs ended by each kind of cut
-  std::uint64_t truncated_intervals = 0;          // delay-cost intervals cut short (after a time-only window)
-  std::uint64_t split_collectives = 0;            // member instances a requested cut split (not analyzed)
-  std::uint64_t crossing_sync_sends = 0;          // synchronizing messages across a cut, Late Receiver incomplete
-  std::uint64_t untraced_waits = 0;               // point-to-point waits below ONLINEWS_MIN_TRACED_WAIT
-  double untraced_wait_seconds = 0;
+  // Summed over ranks and epochs (inline_analysis/run_facts.def).
+#define ONLINEWS_FACT(name, type, what) type name = 0;
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
   double min_traced_wait = 0;
   int rows = 8;
 };

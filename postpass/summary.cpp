@@ -183,6 +183,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.split_collectives), in.split_collectives == 1 ? "" : "s",
         in.split_collectives == 1 ? "was" : "were");
   }
+  if (in.rma_sync_errors > 0) {
+    say(os, "onlinews: WARNING %llu erroneous RMA synchronization call%s (rejected by MPI, or out of order: a "
+        "complete without a start, a wait without a post) left out of the RMA analysis\n",
+        static_cast<unsigned long long>(in.rma_sync_errors), in.rma_sync_errors == 1 ? "" : "s");
+  }
   if (in.unreceived_probes > 0) {
     say(os, "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
         "epoch (not analyzed)\n",

@@ -38,7 +38,8 @@ HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send
 KEYS = {"group", "coll", "mode", "attrs", "bytes", "patient", "rma"}
 # RMA operations: the event kind and the byte rule (hooks_rma.cpp).
 RMA = {"put": "Put", "get": "Get", "atomic": "Atomic", "atomic1": "Atomic1", "post": "Post", "start": "Start",
-       "complete": "Complete", "wait": "Wait", "test": "Test"}
+       "complete": "Complete", "wait": "Wait", "test": "Test", "lock": "Lock", "unlock": "Unlock",
+       "flush": "Flush", "sync": "Sync"}
 RMA_OPS = {"put", "get", "atomic", "atomic1"}
 # Hooks whose calls have a hand-written patient version (runtime/patient.hpp).
 PATIENT_HOOKS = {"recv", "wait", "waitany", "waitall", "waitsome", "probe"}
@@ -109,7 +110,7 @@ class Function:
         if self.hook in ("rma_op", "rma_sync"):
             ops = self.keys.get("rma") in RMA_OPS
             if self.rma is None or ops != (self.hook == "rma_op"):
-                fail(line_no, "rma_op needs rma=put|get|atomic|atomic1, rma_sync rma=post|start|complete|wait|test")
+                fail(line_no, "rma_op needs rma=put|get|atomic|atomic1, rma_sync one of the synchronization rules")
         elif self.rma is not None:
             fail(line_no, "rma= only with the hooks rma_op and rma_sync")
         self.patient = self.keys.get("patient", "no") == "yes"

@@ -3,8 +3,9 @@
 // MPI_Win_free and MPI_Win_fence record a CollectiveEnd on it, like the
 // collectives of hooks_coll.cpp, and an RMA operation records its target and
 // bytes.  Post, start, complete and wait/test record their window, post and
-// start also their group (interned in Definitions::groups).  Locks and
-// flushes are recorded as time (plain hooks) until their patterns land.
+// start also their group (interned in Definitions::groups).  Locks, flushes
+// and MPI_Win_sync are recorded as time until their patterns land (a call MPI
+// rejects is counted, as for every RMA synchronization call).
 #include "hooks_common.hpp"
 
 namespace onlinews::rt {
@@ -35,9 +36,27 @@ bool resolve_window(Call& c, MPI_Win w, bool collective) {
   return true;
 }
 
+// An RMA synchronization call that MPI rejected (an unlock without a lock, a
+// complete without a start, ... under MPI_ERRORS_RETURN): left out of the
+// analysis, counted, and reported once.
+void rejected(Call& c, int rc) {
+  State* s = state();
+  if (rc == MPI_SUCCESS || s == nullptr || !on_mpi_thread()) return;
+  ++s->rma_rejected;
+  if (!s->warned_rma_rejected) {
+    s->warned_rma_rejected = true;
+    const auto* r = s->defs.region(c.region);
+    log_warning(std::string("MPI rejected ") + (r != nullptr ? r->name : "an RMA synchronization call") +
+                    " (erroneous RMA synchronization?); the RMA analysis leaves such calls out "
+                    "(counted in rma_sync_errors)",
+                false);
+  }
+}
+
 // A collective instance on the window, then the call's Leave, at one time.
 void window_collective_end(Call& c, int rc, std::uint8_t flags = 0) {
   const std::uint64_t t = raw_now();
+  rejected(c, rc);
   if (rc == MPI_SUCCESS && c.comm_ok) {
     Event e = Event::collective_end(t, c.comm_id, -1, 0, 0);
     e.flags = flags;
@@ -147,6 +166,7 @@ void pre_rma_sync(Call& c) {
 }
 void post_rma_sync(Call& c, int rc) {
   const std::uint64_t t = raw_now();
+  rejected(c, rc);
   State* s = state();
   if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr) {
     switch (c.rma) {

@@ -107,9 +107,13 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   enum Fact : std::size_t {
     kBegin, kEnd,  // s since start; -1 if no events
     kEvents, kDropped, kCrossEpoch, kUnmatched, kSkipped, kAnalysis, kLocations, kForward, kBackward,
-    kUnreceivedProbes, kClockViolations, kClockCorrected, kTruncated, kSplit, kCrossSync, kUntraced,
-    kUntracedSeconds, kF
+    // then the counted facts (run_facts.def), in their order
+#define ONLINEWS_FACT(name, type, what) kFact_##name,
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
+    kF
   };
+  constexpr std::size_t kFacts = kBackward + 1;
   const double rel = static_cast<double>(s.start_ns);
   std::vector<double> mine(kF, 0.0);
   mine[kBegin] = facts.events ? (static_cast<double>(facts.t_begin) - rel) * 1e-9 : -1.0;
@@ -123,14 +127,16 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   mine[kLocations] = static_cast<double>(nloc);
   mine[kForward] = facts.forward_seconds;
   mine[kBackward] = facts.backward_seconds;
-  mine[kUnreceivedProbes] = static_cast<double>(facts.unreceived_probes);
-  mine[kClockViolations] = static_cast<double>(facts.clock_violations);
-  mine[kClockCorrected] = static_cast<double>(facts.clock_violations_corrected);
-  mine[kTruncated] = static_cast<double>(facts.truncated_intervals);
-  mine[kSplit] = static_cast<double>(facts.split_collectives);
-  mine[kCrossSync] = static_cast<double>(facts.crossing_sync_sends);
-  mine[kUntraced] = static_cast<double>(facts.untraced_waits);
-  mine[kUntracedSeconds] = facts.untraced_wait_seconds;
+  {
+    std::size_t k = kFacts;
+#define ONLINEWS_FACT(name, type, what) mine[k++] = static_cast<double>(facts.name);
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
+  }
+  // RMA synchronization calls MPI rejected (hooks_rma.cpp) count with the
+  // ones the analysis found out of order.
+  mine[kFact_rma_sync_errors] += static_cast<double>(s.rma_rejected);
+  s.rma_rejected = 0;
   for (int l = 0; l < nloc; ++l) {
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
@@ -155,19 +161,18 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     if (per_rank[r].size() < kF) continue;
     forward = std::max(forward, x[kForward]);
     backward = std::max(backward, x[kBackward]);
-    s.totals.unreceived_probes += static_cast<std::uint64_t>(x[kUnreceivedProbes]);
-    s.totals.split_collectives += static_cast<std::uint64_t>(x[kSplit]);
-    s.totals.crossing_sync_sends += static_cast<std::uint64_t>(x[kCrossSync]);
-    s.totals.untraced_waits += static_cast<std::uint64_t>(x[kUntraced]);
-    s.totals.untraced_wait_seconds += x[kUntracedSeconds];
-    s.totals.clock_violations += static_cast<std::uint64_t>(x[kClockViolations]);
-    s.totals.clock_violations_corrected += static_cast<std::uint64_t>(x[kClockCorrected]);
+    {
+      std::size_t k = kFacts;
+#define ONLINEWS_FACT(name, type, what) s.totals.name += static_cast<type>(x[k++]);
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
+    }
     if (x[kBegin] >= 0) tb = tb < 0 ? x[kBegin] : std::min(tb, x[kBegin]);
     te = std::max(te, x[kEnd]);
     row.events += static_cast<std::int64_t>(x[kEvents]);
     row.dropped_events += static_cast<std::int64_t>(x[kDropped]);
     row.cross_epoch_messages += static_cast<std::int64_t>(x[kCrossEpoch]);
-    row.truncated_intervals += static_cast<std::int64_t>(x[kTruncated]);
+    row.truncated_intervals += static_cast<std::int64_t>(x[kFact_truncated_intervals]);  // (also a total)
     s.totals.unmatched += static_cast<std::uint64_t>(x[kUnmatched]);
     row.analysis_seconds = std::max(row.analysis_seconds, x[kAnalysis]);
     skipped = skipped || x[kSkipped] > 0;

@@ -11,6 +11,10 @@
 namespace onlinews::rt {
 namespace {
 
+// Root attributes of the counted facts: integers as int64, seconds as double.
+std::int64_t attr_value(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+double attr_value(double v) { return v; }
+
 const char* const kXdmfMetrics[] = {"comp",          "mpi_point2point", "mpi_collective",   "mpi_latesender",
                                     "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",   "mpi_latebroadcast",
                                     "mpi_earlyreduce", "mpi_earlyscan",   "mpi_finalize_wait", "onlinews_overhead"};
@@ -119,17 +123,12 @@ void finish_output(State& s) {
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("sync_cuts", static_cast<std::int64_t>(s.totals.sync_cuts));
     s.h5->set_attr("requested_cuts", static_cast<std::int64_t>(s.totals.requested_cuts));
-    s.h5->set_attr("truncated_intervals", static_cast<std::int64_t>(s.totals.truncated_intervals));
-    s.h5->set_attr("split_collectives", static_cast<std::int64_t>(s.totals.split_collectives));
-    s.h5->set_attr("crossing_sync_sends", static_cast<std::int64_t>(s.totals.crossing_sync_sends));
-    s.h5->set_attr("untraced_waits", static_cast<std::int64_t>(s.totals.untraced_waits));
-    s.h5->set_attr("untraced_wait_seconds", s.totals.untraced_wait_seconds);
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
-    s.h5->set_attr("unreceived_probes", static_cast<std::int64_t>(s.totals.unreceived_probes));
+#define ONLINEWS_FACT(name, type, what) s.h5->set_attr(#name, attr_value(s.totals.name));
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
     s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
     s.h5->set_attr("clock_offset_max_seconds", s.clock_sync.max_offset_seconds());
-    s.h5->set_attr("clock_violations", static_cast<std::int64_t>(s.totals.clock_violations));
-    s.h5->set_attr("clock_violations_corrected", static_cast<std::int64_t>(s.totals.clock_violations_corrected));
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     s.h5->set_attr("analysis_thread_ranks", static_cast<std::int64_t>(helper_ranks));
@@ -181,22 +180,17 @@ void finish_output(State& s) {
     in.dropped_events = s.totals.dropped;
     in.cross_epoch_messages = s.totals.cross_epoch;
     in.unmatched_receives = s.totals.unmatched;
-    in.unreceived_probes = s.totals.unreceived_probes;
     in.clock_domains = s.clock_sync.domains();
     in.clock_offset_max_seconds = s.clock_sync.max_offset_seconds();
-    in.clock_violations = s.totals.clock_violations;
-    in.clock_violations_corrected = s.totals.clock_violations_corrected;
     in.untracked_calls = all_untracked;
     in.other_thread_calls = all_other_thread;
     in.mixed_communicators = mixed_comms;
     in.skipped_epochs = s.totals.skipped;
     in.sync_cuts = s.totals.sync_cuts;
     in.requested_cuts = s.totals.requested_cuts;
-    in.truncated_intervals = s.totals.truncated_intervals;
-    in.split_collectives = s.totals.split_collectives;
-    in.crossing_sync_sends = s.totals.crossing_sync_sends;
-    in.untraced_waits = s.totals.untraced_waits;
-    in.untraced_wait_seconds = s.totals.untraced_wait_seconds;
+#define ONLINEWS_FACT(name, type, what) in.name = s.totals.name;
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
     in.min_traced_wait = s.cfg.min_traced_wait;
     in.rows = static_cast<int>(s.cfg.summary_rows);
     postpass::print_summary(in, incl_all, u.n_callpaths, u, s.tool_world);

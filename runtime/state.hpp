@@ -45,15 +45,13 @@ struct EpochTotals {
   int epochs = 0;
   double analysis_seconds = 0;  // sum over epochs of the busiest rank's local analysis work
   double forward_seconds = 0, backward_seconds = 0;  // its two halves (slowest rank each)
-  std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0, unreceived_probes = 0;
-  std::uint64_t clock_violations = 0, clock_violations_corrected = 0;
+  std::uint64_t events = 0, dropped = 0, cross_epoch = 0, unmatched = 0;
   int skipped = 0;              // epochs analyzed for time only (lost events)
-  std::uint64_t truncated_intervals = 0;  // synchronization intervals cut short (after a time-only window)
-  std::uint64_t split_collectives = 0;    // member instances a requested cut split (not analyzed)
-  std::uint64_t crossing_sync_sends = 0;  // synchronizing messages across a cut, Late Receiver incomplete
-  std::uint64_t untraced_waits = 0;       // point-to-point waits below ONLINEWS_MIN_TRACED_WAIT
-  double untraced_wait_seconds = 0;
   std::uint64_t sync_cuts = 0, requested_cuts = 0;
+  // Summed over ranks and epochs (inline_analysis/run_facts.def).
+#define ONLINEWS_FACT(name, type, what) type name = 0;
+#include "inline_analysis/run_facts.def"
+#undef ONLINEWS_FACT
   double latency_max = 0;       // seconds from a boundary until its epoch's rows were written
   std::uint64_t dropped_unregistered = 0;  // events of threads without a buffer, already reported
 };
@@ -110,6 +108,10 @@ struct State {
   // Groups of MPI_Win_post/start as ranks in their window (defs.groups),
   // interned: id by rank list (MPI thread).
   std::map<std::vector<int>, std::uint32_t> group_ids;
+  // RMA synchronization calls MPI rejected since the last epoch's output
+  // (MPI thread; added to the epoch's rma_sync_errors).
+  std::uint64_t rma_rejected = 0;
+  bool warned_rma_rejected = false;
 };
 
 // The state, or nullptr before MPI_Init / after MPI_Finalize / when disabled.

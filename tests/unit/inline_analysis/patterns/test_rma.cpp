@@ -266,3 +266,25 @@ TEST_CASE("post/start/complete/wait epochs pair across requested cuts", "[rma][g
   CHECK(res[0].get(Metric::mpi_rma_sync_late_post, rt::kRegion_MPI_Win_complete) == Approx(0.5));
   CHECK(res[0].get(Metric::mpi_rma_pairsync_unneeded_count) == 2.0);
 }
+
+TEST_CASE("out-of-order post/start/complete/wait is counted and left out", "[rma][gats][errors]") {
+  // Rank 0 completes without a start and starts twice; rank 1 waits
+  // without a post.  Nothing pairs, nothing is charged, three errors and the
+  // second start's epoch (never completed) are all that is left.
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g1 = add_group(r, {1});
+  epoch_call(r[0], win, 1.0, 1.1, EventKind::WinComplete);
+  epoch_call(r[0], win, 2.0, 2.1, EventKind::WinStart, g1);
+  epoch_call(r[0], win, 3.0, 3.1, EventKind::WinStart, g1);
+  epoch_call(r[1], win, 1.0, 4.0, EventKind::WinWait);
+  for (auto& v : r) v.leave(5.0);
+  auto res = replay(r);
+  CHECK(res[0].facts.back().rma_sync_errors == 2);
+  CHECK(res[1].facts.back().rma_sync_errors == 1);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(res[i].get(Metric::mpi_rma_early_wait) == 0.0);
+    CHECK(res[i].get(Metric::mpi_rma_sync_late_post) == 0.0);
+    CHECK(res[i].get(Metric::mpi_rma_pairsync_count) == 0.0);
+  }
+}
