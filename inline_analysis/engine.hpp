@@ -179,6 +179,37 @@ struct Analyzer::Impl {
   using PairKey = std::tuple<std::uint64_t, int, std::uint64_t>;  // (gid, peer, number)
   std::map<PairKey, std::int64_t> arrived_posts;
   std::map<PairKey, std::pair<std::int64_t, std::int64_t>> arrived_accesses;
+  // Passive target (rma_locks.cpp): lock epochs of this rank as origin,
+  // per (window id, target world rank), until their unlock; their calls
+  // that may have waited, sent to the target and awaiting its answer; and,
+  // as target, the lock epochs on this rank of this round and the one before.
+  struct LockCall {
+    std::uint32_t callpath = 0;
+    std::int64_t enter = 0, leave = 0;
+    bool operation = false;
+  };
+  struct OpenLock {
+    std::uint64_t gid = 0;
+    bool exclusive = false;
+    std::int64_t acquire = 0;
+    std::uint64_t number = 0;
+    std::vector<LockCall> calls;
+  };
+  std::map<std::pair<std::uint16_t, int>, OpenLock> open_locks;
+  std::uint64_t lock_numbers = 0;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, LockCall> asked;  // (epoch number, call index)
+  struct Hold {
+    int origin = -1;
+    bool exclusive = false;
+    std::int64_t acquire = 0;
+    std::int64_t release_begin = 0, release = 0;  // the unlock's enter and leave
+  };
+  std::map<std::uint64_t, std::vector<Hold>> holds, holds_before;  // window gid -> lock epochs on this rank
+  void lock_event(const LocationWindow& w, const LocationState& st, std::size_t i, const CommDef& c,
+                  std::map<int, std::vector<RmaRecord>>& out);
+  std::map<int, std::vector<RmaRecord>> answer_lock_calls(const LocationWindow& w,
+                                                          const std::map<int, std::vector<RmaRecord>>& got);
+  void file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got);
   RmaEpochResults rma_results;  // this epoch's
   bool rma_resync = false;      // after lost events: until a window starts at a synchronizing cut
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)

@@ -96,13 +96,33 @@ struct CollResult {
 // Access and exposure epochs pair by their number, counted per window and
 // pair of ranks (the k-th access epoch of o that includes t matches the
 // k-th exposure epoch of t that includes o).
+//   kLockCall     origin -> target: a call of its lock epoch `number` on the
+//                 target that may have waited (rma_locks.cpp): t0 = the
+//                 epoch's acquire (lock leave), t1/t4 = its release (the
+//                 unlock's leave / enter), t2/t3 = the call's enter and
+//                 leave, aux = the call's index, flags = kExclusive;
+//   kLockReply    target -> origin: what that call waited, t0 = for another
+//                 origin's lock (ns), t1 = for the target to enter MPI (ns).
 struct RmaRecord {
-  static constexpr std::uint8_t kFenceAccess = 0, kAccess = 1, kExposure = 2;
+  static constexpr std::uint8_t kFenceAccess = 0, kAccess = 1, kExposure = 2, kLockCall = 3, kLockReply = 4;
+  static constexpr std::uint8_t kExclusive = 1;
   std::uint64_t window_gid = 0;
   std::uint64_t number = 0;
-  std::int64_t t0 = 0, t1 = 0;  // ns
+  std::int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;  // ns
+  std::uint32_t aux = 0;
   std::uint8_t kind = kFenceAccess;
-  std::uint8_t pad[7] = {};
+  std::uint8_t flags = 0;
+  std::uint8_t pad[2] = {};
+  static RmaRecord make(std::uint8_t kind, std::uint64_t gid, std::uint64_t number, std::int64_t t0,
+                        std::int64_t t1 = 0) {
+    RmaRecord r;
+    r.kind = kind;
+    r.window_gid = gid;
+    r.number = number;
+    r.t0 = t0;
+    r.t1 = t1;
+    return r;
+  }
 };
 static_assert(std::is_trivially_copyable_v<RmaRecord>);
 
@@ -128,9 +148,18 @@ struct ExposureEpochResult {  // target: MPI_Win_post ... MPI_Win_wait (or a suc
   std::int64_t latest_complete = INT64_MIN;  // the latest origin's MPI_Win_complete enter
   std::int64_t latest_access = INT64_MIN;    // the latest leave of an operation on this window
 };
+// A call of a passive-target (lock) epoch and what it waited (rma_locks.cpp).
+struct LockCallResult {
+  int location = 0;
+  std::uint32_t callpath = 0;
+  bool operation = false;    // an RMA operation (else lock, unlock or flush)
+  double competition = 0;    // s: for a lock another origin held
+  double progress = 0;       // s: for the target to enter MPI
+};
 struct RmaEpochResults {
   std::vector<AccessEpochResult> access;
   std::vector<ExposureEpochResult> exposure;
+  std::vector<LockCallResult> lock_calls;
 };
 
 // Names one message of this epoch: the peer's world rank and the send's

@@ -11,6 +11,8 @@
 // own fence of that instance and fills its CollResult (Early Fence, pairwise
 // synchronizations).
 //
+// Locks: rma_locks.cpp (a second round, in which the targets answer).
+//
 // General active target synchronization (post/start/complete/wait): the
 // target sends each origin of its group its post enter when it posts; the
 // origin sends each target of its group its complete enter and the leave of
@@ -27,7 +29,7 @@ namespace onlinews::analysis {
 
 bool Analyzer::Impl::has_rma() const {
   if (!rma_accesses.empty() || !open_access.empty() || !open_exposure.empty() || !ended_access.empty() ||
-      !ended_exposure.empty()) {
+      !ended_exposure.empty() || !open_locks.empty()) {
     return true;
   }
   for (const CommDef& c : defs.comms) {
@@ -47,6 +49,10 @@ void Analyzer::Impl::forget_rma() {
   arrived_accesses.clear();
   access_number.clear();
   exposure_number.clear();
+  open_locks.clear();
+  asked.clear();
+  holds.clear();
+  holds_before.clear();
 }
 
 namespace {
@@ -68,6 +74,10 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
   const CommDef* c = defs.comm(e.comm);
   if (c == nullptr || !c->window) return;
   const auto [enter, leave] = call_times(a);
+  if (e.kind == EventKind::WinLock || e.kind == EventKind::WinUnlock || e.kind == EventKind::WinFlush ||
+      payload_of(e.kind) == EventPayload::Rma) {
+    lock_event(w, st, i, *c, out);
+  }
   if (rma_resync && payload_of(e.kind) == EventPayload::RmaSync) return;
   switch (e.kind) {
     case EventKind::RmaPut:
@@ -113,7 +123,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         x.origins = std::move(peers);
         x.r.location = w.location;
         for (const auto& [origin, number] : x.origins) {
-          out[origin].push_back({c->gid, number, enter, 0, RmaRecord::kExposure, {}});
+          out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, enter));
         }
       }
       return;
@@ -132,7 +142,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         auto last = o.last_leave.find(target);
         const std::int64_t latest = last != o.last_leave.end() ? last->second : o.r.start_leave;
         o.r.accessed += last != o.last_leave.end() ? 1 : 0;
-        out[target].push_back({c->gid, number, enter, latest, RmaRecord::kAccess, {}});
+        out[target].push_back(RmaRecord::make(RmaRecord::kAccess, c->gid, number, enter, latest));
       }
       ended_access.push_back(std::move(o));
       open_access.erase(open);
@@ -235,7 +245,7 @@ Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
       if (acc != rma_accesses.end()) {
         for (const auto& [target, leave] : acc->second) {
           const int world = c->world_rank_of(target);
-          if (world >= 0) out[world].push_back({c->gid, r->instance, leave, 0, RmaRecord::kFenceAccess, {}});
+          if (world >= 0) out[world].push_back(RmaRecord::make(RmaRecord::kFenceAccess, c->gid, r->instance, leave));
         }
       }
     }
@@ -254,6 +264,9 @@ Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
     }
   }
   pair_rma_epochs(got);
+  // Second round: the targets answer the lock epochs' calls.
+  const auto answers = co_await exchange_records(t, answer_lock_calls(w, got));
+  file_lock_answers(w.location, answers);
 }
 
 }  // namespace onlinews::analysis

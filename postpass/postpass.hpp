@@ -26,7 +26,8 @@ inline constexpr analysis::Metric kWaitStates[] = {
     analysis::Metric::mpi_finalize_wait,   analysis::Metric::mpi_rma_wait_at_create,
     analysis::Metric::mpi_rma_wait_at_free, analysis::Metric::mpi_rma_wait_at_fence,
     analysis::Metric::mpi_rma_sync_late_post, analysis::Metric::mpi_rma_early_wait,
-    analysis::Metric::mpi_rma_comm_late_post,
+    analysis::Metric::mpi_rma_comm_late_post, analysis::Metric::mpi_rma_sync_lock_competition,
+    analysis::Metric::mpi_rma_comm_lock_competition, analysis::Metric::mpi_rma_wait_for_progress,
 };
 
 struct Unified {

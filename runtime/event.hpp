@@ -21,7 +21,7 @@ enum class EventPayload : std::uint8_t {
   Request,     // request
   Collective,  // comm, root(), bytes_out(), bytes_in()
   Rma,         // comm (the window's id), target(), bytes_out(), bytes_in()
-  RmaSync,     // comm (the window's id), group()
+  RmaSync,     // comm (the window's id), group() (post, start), target() and flags (locks, flushes)
 };
 
 constexpr const char* event_kind_name(EventKind k) {
@@ -71,6 +71,7 @@ constexpr std::uint8_t kByTest = 8;       // completion observed by MPI_Test*: n
 constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
 constexpr std::uint8_t kNoPrecede = 64;   // MPI_Win_fence with MPI_MODE_NOPRECEDE: closes no access epoch
+constexpr std::uint8_t kExclusiveLock = 128;  // MPI_Win_lock with MPI_LOCK_EXCLUSIVE
 }  // namespace evflag
 
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
@@ -92,7 +93,7 @@ struct Event {
   // (payload_of() says which one a kind has).
   std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
   std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
-  std::int32_t target() const { return peer; }      // Rma: the target's rank in the window
+  std::int32_t target() const { return peer; }      // Rma, RmaSync: the target's rank in the window (-1: all)
   std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent
   std::uint32_t handle() const { return request; }  // Probe, Match: message handle id
   std::uint32_t group() const { return request; }   // RmaSync: group id (post, start)
@@ -146,12 +147,15 @@ struct Event {
     e.set_bytes_in(bytes_in);
     return e;
   }
-  static Event rma_sync(EventKind k, std::uint64_t t, std::uint16_t window, std::uint32_t group = 0) {
+  static Event rma_sync(EventKind k, std::uint64_t t, std::uint16_t window, std::uint32_t group = 0,
+                        std::int32_t target = -1, std::uint8_t flags = 0) {
     Event e;
     e.time = t;
     e.kind = k;
     e.comm = window;
     e.request = group;
+    e.peer = target;
+    e.flags = flags;
     return e;
   }
   static Event rma(EventKind k, std::uint64_t t, std::uint16_t window, std::int32_t target,

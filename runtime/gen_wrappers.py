@@ -29,7 +29,7 @@ BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", 
 ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scounts", "rcounts", "stypes",
          "rtypes", "root", "comm", "status", "request", "n", "requests", "statuses", "index", "flag",
          "outcount", "indices", "newcomm", "comm_inout", "ndims", "dims", "periods", "message", "required",
-         "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert", "rma_group"}
+         "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert", "rma_group", "lock_type"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",
          "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
@@ -38,8 +38,9 @@ HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send
 KEYS = {"group", "coll", "mode", "attrs", "bytes", "patient", "rma"}
 # RMA operations: the event kind and the byte rule (hooks_rma.cpp).
 RMA = {"put": "Put", "get": "Get", "atomic": "Atomic", "atomic1": "Atomic1", "post": "Post", "start": "Start",
-       "complete": "Complete", "wait": "Wait", "test": "Test", "lock": "Lock", "unlock": "Unlock",
-       "flush": "Flush", "sync": "Sync"}
+       "complete": "Complete", "wait": "Wait", "test": "Test", "lock": "Lock", "lockall": "LockAll",
+       "unlock": "Unlock", "unlockall": "UnlockAll", "flush": "Flush", "flushall": "FlushAll",
+       "flushlocal": "FlushLocal", "sync": "Sync"}
 RMA_OPS = {"put", "get", "atomic", "atomic1"}
 # Hooks whose calls have a hand-written patient version (runtime/patient.hpp).
 PATIENT_HOOKS = {"recv", "wait", "waitany", "waitall", "waitsome", "probe"}

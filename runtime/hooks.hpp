@@ -58,6 +58,7 @@ struct Call {
   MPI_Win* win_inout = nullptr;
   int rma_assert = 0;
   MPI_Group rma_group = MPI_GROUP_NULL;
+  int lock_type = 0;
   // Filled by pre hooks for their post hooks.
   std::uint64_t t_enter = 0;
   std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)

@@ -3,9 +3,10 @@
 // MPI_Win_free and MPI_Win_fence record a CollectiveEnd on it, like the
 // collectives of hooks_coll.cpp, and an RMA operation records its target and
 // bytes.  Post, start, complete and wait/test record their window, post and
-// start also their group (interned in Definitions::groups).  Locks, flushes
-// and MPI_Win_sync are recorded as time until their patterns land (a call MPI
-// rejects is counted, as for every RMA synchronization call).
+// start also their group (interned in Definitions::groups); locks, unlocks
+// and flushes their target (-1: all members) and lock type.  Local flushes
+// and MPI_Win_sync are time.  A call MPI rejects is counted, as for every RMA
+// synchronization call.
 #include "hooks_common.hpp"
 
 namespace onlinews::rt {
@@ -185,6 +186,22 @@ void post_rma_sync(Call& c, int rc) {
         [[fallthrough]];
       case RmaRule::Wait:
         record(Event::rma_sync(EventKind::WinWait, t, c.comm_id));
+        break;
+      case RmaRule::Lock:
+      case RmaRule::LockAll: {
+        const bool all = c.rma == RmaRule::LockAll;
+        const bool exclusive = !all && c.lock_type == MPI_LOCK_EXCLUSIVE;
+        record(Event::rma_sync(EventKind::WinLock, c.t_enter, c.comm_id, 0, all ? -1 : c.peer,
+                               exclusive ? evflag::kExclusiveLock : 0));
+        break;
+      }
+      case RmaRule::Unlock:
+      case RmaRule::UnlockAll:
+        record(Event::rma_sync(EventKind::WinUnlock, c.t_enter, c.comm_id, 0, c.rma == RmaRule::UnlockAll ? -1 : c.peer));
+        break;
+      case RmaRule::Flush:
+      case RmaRule::FlushAll:
+        record(Event::rma_sync(EventKind::WinFlush, c.t_enter, c.comm_id, 0, c.rma == RmaRule::FlushAll ? -1 : c.peer));
         break;
       default:
         break;

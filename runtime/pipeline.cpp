@@ -71,7 +71,7 @@ void dump_windows(const State& s, const std::vector<analysis::LocationWindow>& w
                        static_cast<unsigned long long>(e.bytes_out()), static_cast<unsigned long long>(e.bytes_in()));
           break;
         case EventPayload::RmaSync:
-          std::fprintf(stderr, " window %u group %u\n", e.comm, e.group());
+          std::fprintf(stderr, " window %u group %u target %d flags %u\n", e.comm, e.group(), e.target(), e.flags);
           break;
         case EventPayload::Rma:
           std::fprintf(stderr, " window %u target %d bytes out %llu in %llu\n", e.comm, e.target(),

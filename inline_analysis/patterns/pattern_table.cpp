@@ -25,6 +25,8 @@ std::unique_ptr<Pattern> make_rma_early_fence();
 std::unique_ptr<Pattern> make_rma_pairsync();
 std::unique_ptr<Pattern> make_rma_late_post();
 std::unique_ptr<Pattern> make_rma_early_wait();
+std::unique_ptr<Pattern> make_rma_lock_competition();
+std::unique_ptr<Pattern> make_rma_wait_for_progress();
 std::unique_ptr<Pattern> make_delay_costs();
 std::unique_ptr<Pattern> make_critical_path();
 
@@ -49,6 +51,8 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_rma_pairsync_count", "rma", make_rma_pairsync},
       {"mpi_rma_late_post", "rma", make_rma_late_post},
       {"mpi_rma_early_wait", "rma", make_rma_early_wait},
+      {"mpi_rma_lock_competition", "rma", make_rma_lock_competition},
+      {"mpi_rma_wait_for_progress", "rma", make_rma_wait_for_progress},
       {"rma_counts", "rma", make_rma_counts},
       {"delay_costs", "rootcause", make_delay_costs},
       {"critical_path", "rootcause", make_critical_path},

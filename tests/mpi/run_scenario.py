@@ -195,15 +195,17 @@ def validate(result, clock_error=0.0):
     waits = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_barrier_completion", "mpi_wait_nxn",
              "mpi_nxn_completion", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_init_completion",
              "mpi_finalize_wait", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_wait_at_fence",
-             "mpi_rma_sync_late_post", "mpi_rma_early_wait", "mpi_rma_comm_late_post"]
+             "mpi_rma_sync_late_post", "mpi_rma_early_wait", "mpi_rma_comm_late_post", "mpi_rma_sync_lock_competition",
+             "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress"]
     explainable = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn", "mpi_latebroadcast",
                    "mpi_earlyreduce", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_wait_at_fence"]
     # The path never holds time spent waiting *for another rank*; completion
     # time (a rank finishing a collective after another left it) has no
     # cause elsewhere and stays on the path (docs/analyses.md).  Post/start/
-    # complete/wait are no synchronization points of the backward replay yet:
-    # the path passes through their waits (docs/analyses.md, RMA).
-    gats = {"mpi_rma_sync_late_post", "mpi_rma_early_wait", "mpi_rma_comm_late_post"}
+    # complete/wait and locks are no synchronization points of the backward
+    # replay yet: the path passes through their waits (docs/analyses.md, RMA).
+    gats = {"mpi_rma_sync_late_post", "mpi_rma_early_wait", "mpi_rma_comm_late_post", "mpi_rma_sync_lock_competition",
+            "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress"}
     waiting = [m for m in waits if not m.endswith("_completion") and m not in gats]
     path = result.inclusive("critical_path")
     slack = 0.0

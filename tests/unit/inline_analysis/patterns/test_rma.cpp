@@ -288,3 +288,47 @@ TEST_CASE("out-of-order post/start/complete/wait is counted and left out", "[rma
     CHECK(res[i].get(Metric::mpi_rma_pairsync_count) == 0.0);
   }
 }
+
+namespace {
+// A lock, unlock or flush call on `target` (-1: all) from t0 to t1.
+void lock_call(VRank& v, std::uint16_t win, double t0, double t1, EventKind k, int target, bool exclusive = true) {
+  const std::uint32_t region = k == EventKind::WinLock     ? rt::kRegion_MPI_Win_lock
+                               : k == EventKind::WinUnlock ? rt::kRegion_MPI_Win_unlock
+                                                           : rt::kRegion_MPI_Win_flush;
+  v.enter(t0, region);
+  v.events.push_back(Event::rma_sync(k, ns(t0), win, 0, target, exclusive ? evflag::kExclusiveLock : 0));
+  v.leave(t1);
+}
+}  // namespace
+
+TEST_CASE("lock competition and wait for progress", "[rma][locks]") {
+  // Target rank 0.  Rank 1 locks it exclusively at 1.0-1.01 and unlocks at
+  // 2.0-2.05 (release 2.05).  Rank 2 asks at 1.5 and gets the lock at
+  // 2.05: competition 0.55 s in its lock.  A shared lock of rank 3 (1.2)
+  // conflicts with rank 1's exclusive one too; it is acquired lazily: its
+  // unlock (1.3-2.1) waits until rank 1's release at 2.05: 0.75 s.  (Rank
+  // 2's release at 2.15 falls after rank 3's unlock left: no wait.)  Later
+  // rank 1 locks again at 3.0 while the target computes until 4.0 without
+  // MPI; its unlock (3.2-4.0) waits for the target's barrier at 4.0: wait
+  // for progress 0.8 s.
+  auto r = make_ranks(4);
+  const std::uint16_t win = add_window(r);
+  lock_call(r[1], win, 1.0, 1.01, EventKind::WinLock, 0);
+  lock_call(r[1], win, 2.0, 2.05, EventKind::WinUnlock, 0);
+  lock_call(r[2], win, 1.5, 2.05, EventKind::WinLock, 0);
+  lock_call(r[2], win, 2.1, 2.15, EventKind::WinUnlock, 0);
+  lock_call(r[3], win, 1.2, 1.21, EventKind::WinLock, 0, false);
+  lock_call(r[3], win, 1.3, 2.1, EventKind::WinUnlock, 0);
+  lock_call(r[1], win, 3.0, 3.01, EventKind::WinLock, 0);
+  lock_call(r[1], win, 3.2, 4.0, EventKind::WinUnlock, 0);
+  r[0].region(2.5, 4.0, kWork);
+  for (int i = 0; i < 4; ++i) r[i].coll(4.0 + 0.01 * i, 4.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(5.0);
+  auto res = replay(r);
+  CHECK(res[2].get(Metric::mpi_rma_sync_lock_competition) == Approx(0.55));
+  CHECK(res[2].get(Metric::mpi_rma_sync_lock_competition, rt::kRegion_MPI_Win_lock) == Approx(0.55));
+  CHECK(res[3].get(Metric::mpi_rma_sync_lock_competition) == Approx(0.75));
+  CHECK(res[1].get(Metric::mpi_rma_sync_lock_competition) == 0.0);
+  CHECK(res[1].get(Metric::mpi_rma_wait_for_progress) == Approx(0.8));
+  CHECK(res[2].get(Metric::mpi_rma_wait_for_progress) == 0.0);
+}
