@@ -212,6 +212,16 @@ struct Analyzer::Impl {
   void file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got);
   RmaEpochResults rma_results;  // this epoch's
   bool rma_resync = false;      // after lost events: until a window starts at a synchronizing cut
+  // After lost events, epochs open across them may close without an open
+  // one: out-of-order calls are no longer told from the loss (for the rest
+  // of the run, which reports the lost events anyway).
+  bool lost_rma_epochs = false;
+  // Out-of-order RMA synchronization of the program (not one that lost
+  // events left without its opening call).
+  void count_rma_error() {
+    if (!lost_rma_epochs) ++facts.rma_sync_errors;
+  }
+  void forget_window(std::uint16_t id);  // MPI_Win_free: its per-pair numbering and pending accesses
   std::vector<std::uint64_t> retired;                 // comms every member freed (this epoch)
   std::vector<SendRecord> matched;
   std::vector<ReplyRecord> replies;

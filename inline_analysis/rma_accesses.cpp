@@ -38,8 +38,20 @@ bool Analyzer::Impl::has_rma() const {
   return false;
 }
 
+void Analyzer::Impl::forget_window(std::uint16_t id) {
+  rma_accesses.erase(id);
+  const CommDef* c = defs.comm(id);
+  if (c == nullptr) return;
+  for (auto* numbers : {&access_number, &exposure_number}) {
+    for (auto it = numbers->begin(); it != numbers->end();) it = it->first.first == c->gid ? numbers->erase(it) : std::next(it);
+  }
+}
+
 void Analyzer::Impl::forget_rma() {
   rma_resync = true;
+  // An epoch open across the lost window is closed later by a call that
+  // finds nothing to close: not the program's error.
+  lost_rma_epochs = true;
   rma_accesses.clear();
   open_access.clear();
   open_exposure.clear();
@@ -73,6 +85,9 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
   const EventAnnotation& a = st.annot[i];
   const CommDef* c = defs.comm(e.comm);
   if (c == nullptr || !c->window) return;
+  // A window some member used from a thread that is not analyzed: its
+  // partners' records may never come.
+  if (mixed_p2p.count(c->gid) != 0 || mixed_collective.count(c->gid) != 0) return;
   const auto [enter, leave] = call_times(a);
   if (e.kind == EventKind::WinLock || e.kind == EventKind::WinUnlock || e.kind == EventKind::WinFlush ||
       payload_of(e.kind) == EventPayload::Rma) {
@@ -83,10 +98,15 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
     case EventKind::RmaPut:
     case EventKind::RmaGet:
     case EventKind::RmaAtomic: {
-      std::int64_t& last = rma_accesses[e.comm][e.target()];
-      last = std::max(last, static_cast<std::int64_t>(e.time));
       auto open = open_access.find(e.comm);
-      if (open == open_access.end()) return;
+      if (open == open_access.end()) {
+        // A fence epoch's access (not one of a lock or access epoch).
+        if (open_locks.count({e.comm, c->world_rank_of(e.target())}) == 0) {
+          std::int64_t& last = rma_accesses[e.comm][e.target()];
+          last = std::max(last, static_cast<std::int64_t>(e.time));
+        }
+        return;
+      }
       const int target = c->world_rank_of(e.target());
       open->second.r.ops.push_back({a.callpath, enter, static_cast<std::int64_t>(e.time), INT64_MIN});
       open->second.op_target.push_back(target);
@@ -107,7 +127,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
       }
       // A second start (post) before the complete (wait) of the first is
       // erroneous: the open epoch is dropped and counted.
-      if (start ? open_access.count(e.comm) != 0 : open_exposure.count(e.comm) != 0) ++facts.rma_sync_errors;
+      if (start ? open_access.count(e.comm) != 0 : open_exposure.count(e.comm) != 0) count_rma_error();
       if (start) {
         OpenAccess& o = open_access[e.comm] = OpenAccess{};
         o.gid = c->gid;
@@ -131,7 +151,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
     case EventKind::WinComplete: {
       auto open = open_access.find(e.comm);
       if (open == open_access.end()) {  // a complete without a start: nothing to pair
-        ++facts.rma_sync_errors;
+        count_rma_error();
         return;
       }
       OpenAccess& o = open->second;
@@ -151,7 +171,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
     case EventKind::WinWait: {
       auto open = open_exposure.find(e.comm);
       if (open == open_exposure.end()) {  // a wait without a post
-        ++facts.rma_sync_errors;
+        count_rma_error();
         return;
       }
       OpenExposure& x = open->second;
@@ -186,7 +206,8 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       arrived_posts.erase(it);
     }
     if (o.post.size() < o.targets.size()) {
-      ended_access[kept++] = std::move(o);
+      if (&ended_access[kept] != &o) ended_access[kept] = std::move(o);  // (a self-move would empty it)
+      ++kept;
       continue;
     }
     for (const auto& [target, post] : o.post) o.r.latest_post = std::max(o.r.latest_post, post);
@@ -207,7 +228,8 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       ++x.known;
     }
     if (x.known < x.origins.size()) {
-      ended_exposure[kept++] = std::move(x);
+      if (&ended_exposure[kept] != &x) ended_exposure[kept] = std::move(x);
+      ++kept;
       continue;
     }
     rma_results.exposure.push_back(x.r);
@@ -218,7 +240,12 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
 Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
   LocationState& st = loc(w.location);
   if (rma_resync && sync_in.bounds.starts_synchronized) {
-    forget_rma();
+    // Every rank numbers post/start epochs from 0 again (none was opened
+    // while out of step: their calls were left out).
+    access_number.clear();
+    exposure_number.clear();
+    arrived_posts.clear();
+    arrived_accesses.clear();
     rma_resync = false;
   }
   std::map<int, std::vector<RmaRecord>> out;
@@ -233,7 +260,7 @@ Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
     if (e.kind != EventKind::CollectiveEnd) continue;
     const RegionDef* rd = defs.region(callpaths.node(st.annot[i].callpath).region);
     const CollKind kind = rd != nullptr ? rd->coll : CollKind::None;
-    if (kind == CollKind::WinFree) rma_accesses.erase(e.comm);
+    if (kind == CollKind::WinFree) forget_window(e.comm);
     if (kind != CollKind::Fence) continue;
     auto acc = rma_accesses.find(e.comm);
     const std::int32_t link = st.links[i];

@@ -13,12 +13,12 @@
 //                     unlock began before the call left and ended after it
 //                     began; R = that unlock's leave, at most the call's):
 //                     R - call enter;
-//   wait for progress for a lock, flush or unlock without competition, whose
-//                     target entered an MPI call (or onlinews' own work)
-//                     during it: the first such enter - call enter (an MPI
-//                     library whose locks need the target's progress, like
-//                     Open MPI's osc/pt2pt; a target that calls MPI often
-//                     makes this short).
+//   wait for progress for a lock, flush or unlock without competition: the
+//                     time the target spent outside MPI (and onlinews' own
+//                     work) during the call until it entered MPI again, if
+//                     it did before the call left (an MPI library whose locks
+//                     need the target's progress, like Open MPI's osc/pt2pt;
+//                     a target that calls MPI often makes this short).
 // Where a lock blocks depends on the library (eagerly in MPI_Win_lock, or
 // lazily in the first operation or the unlock), so, as for Late Post, the
 // call during which the release (the target's MPI entry) fell is taken to
@@ -32,6 +32,10 @@ namespace onlinews::analysis {
 namespace {
 
 constexpr std::int64_t kMinOperationNs = 1000;  // operations shorter than this waited for nothing worth sending
+// Calls kept per lock epoch before its unlock (bounded memory for a
+// lock_all held for the whole run): later flushes and operations of a
+// longer epoch are not examined (the lock and the unlock always are).
+constexpr std::size_t kMaxCalls = 256;
 
 }  // namespace
 
@@ -54,14 +58,14 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
     case EventKind::WinLock:
       each([&](int target) {
         OpenLock& l = open_locks[{e.comm, target}];
-        if (!l.calls.empty()) ++facts.rma_sync_errors;  // a second lock before the unlock: the first is dropped
+        if (!l.calls.empty()) count_rma_error();  // a second lock before the unlock: the first is dropped
         l = OpenLock{c.gid, (e.flags & evflag::kExclusiveLock) != 0, leave, lock_numbers++, {call}};
       });
       return;
     case EventKind::WinFlush:
       each([&](int target) {
         auto it = open_locks.find({e.comm, target});
-        if (it != open_locks.end()) it->second.calls.push_back(call);
+        if (it != open_locks.end() && it->second.calls.size() < kMaxCalls) it->second.calls.push_back(call);
       });
       return;
     case EventKind::RmaPut:
@@ -69,14 +73,14 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
     case EventKind::RmaAtomic: {
       if (leave - enter < kMinOperationNs) return;
       auto it = open_locks.find({e.comm, c.world_rank_of(e.target())});
-      if (it != open_locks.end()) it->second.calls.push_back(call);
+      if (it != open_locks.end() && it->second.calls.size() < kMaxCalls) it->second.calls.push_back(call);
       return;
     }
     case EventKind::WinUnlock:
       each([&](int target) {
         auto it = open_locks.find({e.comm, target});
         if (it == open_locks.end()) {  // an unlock without a lock (that MPI accepted)
-          ++facts.rma_sync_errors;
+          count_rma_error();
           return;
         }
         OpenLock& l = it->second;
@@ -145,12 +149,14 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       if (released > enter) {
         answer.t0 = released - enter;
       } else if (origin != defs.world_rank && leave > enter) {
-        // The first MPI entry after the call began (the target may still
-        // have been leaving an MPI call then: the request came too late
-        // for it).
+        // The time the target spent outside MPI during the call until it
+        // entered MPI again: from the call's enter, or from the end of the
+        // MPI call the target was still in then, to its next MPI entry.
         auto it = std::upper_bound(in_mpi.begin(), in_mpi.end(), enter,
                                    [](std::int64_t t, const auto& iv) { return t < iv.first; });
-        if (it != in_mpi.end() && it->first <= leave) answer.t1 = it->first - enter;
+        std::int64_t from = enter;
+        if (it != in_mpi.begin() && std::prev(it)->second > enter) from = std::prev(it)->second;
+        if (it != in_mpi.end() && it->first > from && it->first <= leave) answer.t1 = it->first - from;
       }
       if (answer.t0 > 0 || answer.t1 > 0) answers[origin].push_back(answer);
     }

@@ -169,7 +169,9 @@ void post_rma_sync(Call& c, int rc) {
   const std::uint64_t t = raw_now();
   rejected(c, rc);
   State* s = state();
-  if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr) {
+  // (A lock, unlock or flush of MPI_PROC_NULL does nothing.)
+  const bool targeted = c.rma == RmaRule::Lock || c.rma == RmaRule::Unlock || c.rma == RmaRule::Flush;
+  if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr && !(targeted && c.peer == MPI_PROC_NULL)) {
     switch (c.rma) {
       case RmaRule::Post:
       case RmaRule::Start:

@@ -204,7 +204,6 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
   s.totals.events += static_cast<std::uint64_t>(row.events);
   s.totals.dropped += static_cast<std::uint64_t>(row.dropped_events);
   s.totals.cross_epoch += static_cast<std::uint64_t>(row.cross_epoch_messages);
-  s.totals.truncated_intervals += static_cast<std::uint64_t>(row.truncated_intervals);
   s.totals.skipped += skipped ? 1 : 0;
   ((cut_kind & cutkind::kRequested) != 0 ? s.totals.requested_cuts : s.totals.sync_cuts) += 1;
   // HDF5 is not reentrant: never append from inside the library's own MPI

@@ -7,9 +7,10 @@
  * then a correct fence epoch in which rank 3 works 0.2 s first: ranks 0, 1
  * and 2 wait 0.2 s each at the closing fence (0.6 s).  Each erroneous call
  * is counted once (rma_sync_errors = 9): by the wrapper if MPI rejects it
- * (Open MPI 4.1 rejects the unlock), else by the analysis, which finds it
- * out of order (Open MPI 4.1 accepts the complete and the wait).  Rank 0
- * prints how many MPI rejected.  The fence's waits are analyzed as usual.
+ * (Open MPI 4.1 rejects the unlocks and the wait: 5), else by the analysis,
+ * which finds it out of order (Open MPI 4.1 accepts the completes: 4).
+ * Rank 0 prints how many MPI rejected.  The fence's waits are analyzed as
+ * usual.
  */
 #include "scenario.h"
 

@@ -332,3 +332,35 @@ TEST_CASE("lock competition and wait for progress", "[rma][locks]") {
   CHECK(res[1].get(Metric::mpi_rma_wait_for_progress) == Approx(0.8));
   CHECK(res[2].get(Metric::mpi_rma_wait_for_progress) == 0.0);
 }
+
+TEST_CASE("post/start/complete/wait epochs that wait for their partners across a round", "[rma][gats][cuts]") {
+  // Two pairs, a requested cut at 1.0.  Ranks 0 -> 1 lie in window 0: rank
+  // 1 posts at 0.2 and waits 0.3-0.4, rank 0 starts at 0.5 and completes at
+  // 0.6: Early Wait min(0.6, 0.4) - 0.3 = 0.1 s.  Ranks 2 -> 3: rank 3 posts
+  // and waits the same way in window 0, but rank 2 starts at 1.2 and
+  // completes at 1.3, in window 1: rank 3's exposure ended a round before
+  // its origin's record came and is kept (Early Wait 0.1 s, found a round
+  // later); rank 2's post record came a round before its epoch ended.  Each
+  // origin's epoch counts one pairwise synchronization, unneeded.
+  auto r = make_ranks(4);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g0 = add_group(r, {0}), g1 = add_group(r, {1}), g2 = add_group(r, {2}),
+                      g3 = add_group(r, {3});
+  epoch_call(r[1], win, 0.2, 0.21, EventKind::WinPost, g0);
+  epoch_call(r[1], win, 0.3, 0.4, EventKind::WinWait);
+  epoch_call(r[0], win, 0.5, 0.51, EventKind::WinStart, g1);
+  epoch_call(r[0], win, 0.6, 0.61, EventKind::WinComplete);
+  epoch_call(r[3], win, 0.2, 0.21, EventKind::WinPost, g2);
+  epoch_call(r[3], win, 0.3, 0.4, EventKind::WinWait);
+  for (auto& v : r) v.requested_cut(1.0);
+  epoch_call(r[2], win, 1.2, 1.21, EventKind::WinStart, g3);
+  epoch_call(r[2], win, 1.3, 1.31, EventKind::WinComplete);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[3].get(Metric::mpi_rma_early_wait) == Approx(0.1));
+  CHECK(res[2].get(Metric::mpi_rma_pairsync_count) == 1.0);
+  CHECK(res[2].get(Metric::mpi_rma_pairsync_unneeded_count) == 1.0);
+  CHECK(res[0].get(Metric::mpi_rma_pairsync_count) == 1.0);
+  CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.1));
+  CHECK(res[0].facts.back().rma_sync_errors + res[1].facts.back().rma_sync_errors == 0);
+}
