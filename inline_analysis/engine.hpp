@@ -187,13 +187,16 @@ struct Analyzer::Impl {
     std::uint32_t callpath = 0;
     std::int64_t enter = 0, leave = 0;
     bool operation = false;
+    std::uint32_t index = 0;  // in its epoch (0: the lock)
   };
   struct OpenLock {
     std::uint64_t gid = 0;
     bool exclusive = false;
     std::int64_t acquire = 0;
     std::uint64_t number = 0;
-    std::vector<LockCall> calls;
+    std::vector<LockCall> calls;  // not sent yet (the lock, sent with the unlock, stays first)
+    std::uint32_t next_index = 1;
+    std::int64_t release_begin = 0;  // the unlock's enter
   };
   std::map<std::pair<std::uint16_t, int>, OpenLock> open_locks;
   std::uint64_t lock_numbers = 0;
@@ -210,6 +213,7 @@ struct Analyzer::Impl {
   std::map<int, std::vector<RmaRecord>> answer_lock_calls(const LocationWindow& w,
                                                           const std::map<int, std::vector<RmaRecord>>& got);
   void file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got);
+  void send_lock_calls(OpenLock& l, int target, std::int64_t release, std::map<int, std::vector<RmaRecord>>& out);
   RmaEpochResults rma_results;  // this epoch's
   bool rma_resync = false;      // after lost events: until a window starts at a synchronizing cut
   // After lost events, epochs open across them may close without an open

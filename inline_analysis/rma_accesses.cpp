@@ -279,6 +279,8 @@ Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
     // The accesses belong to this fence's epoch, analyzed or not.
     if (acc != rma_accesses.end()) rma_accesses.erase(acc);
   }
+  // Lock epochs still open: their calls of this window go now.
+  for (auto& [key, l] : open_locks) send_lock_calls(l, key.second, INT64_MAX, out);
   const auto got = co_await exchange_records(t, out);
   for (const auto& [origin, list] : got) {
     for (const RmaRecord& a : list) {

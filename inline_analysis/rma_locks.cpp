@@ -44,7 +44,7 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
   const Event& e = w.events[i];
   const EventAnnotation& a = st.annot[i];
   const std::int64_t enter = a.enter, leave = a.leave == kOpen ? a.enter : a.leave;
-  const LockCall call{a.callpath, enter, leave, payload_of(e.kind) == EventPayload::Rma};
+  LockCall call{a.callpath, enter, leave, payload_of(e.kind) == EventPayload::Rma, 0};
   // The epochs this event belongs to: one target, or every member (-1).
   auto each = [&](auto&& f) {
     if (e.target() >= 0) {
@@ -59,13 +59,15 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
       each([&](int target) {
         OpenLock& l = open_locks[{e.comm, target}];
         if (!l.calls.empty()) count_rma_error();  // a second lock before the unlock: the first is dropped
-        l = OpenLock{c.gid, (e.flags & evflag::kExclusiveLock) != 0, leave, lock_numbers++, {call}};
+        l = OpenLock{c.gid, (e.flags & evflag::kExclusiveLock) != 0, leave, lock_numbers++, {call}, 1};
       });
       return;
     case EventKind::WinFlush:
       each([&](int target) {
         auto it = open_locks.find({e.comm, target});
-        if (it != open_locks.end() && it->second.calls.size() < kMaxCalls) it->second.calls.push_back(call);
+        if (it == open_locks.end() || it->second.calls.size() >= kMaxCalls) return;
+        call.index = it->second.next_index++;
+        it->second.calls.push_back(call);
       });
       return;
     case EventKind::RmaPut:
@@ -73,7 +75,9 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
     case EventKind::RmaAtomic: {
       if (leave - enter < kMinOperationNs) return;
       auto it = open_locks.find({e.comm, c.world_rank_of(e.target())});
-      if (it != open_locks.end() && it->second.calls.size() < kMaxCalls) it->second.calls.push_back(call);
+      if (it == open_locks.end() || it->second.calls.size() >= kMaxCalls) return;
+      call.index = it->second.next_index++;
+      it->second.calls.push_back(call);
       return;
     }
     case EventKind::WinUnlock:
@@ -84,23 +88,42 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
           return;
         }
         OpenLock& l = it->second;
+        call.index = l.next_index++;
         l.calls.push_back(call);
-        for (std::uint32_t k = 0; k < l.calls.size(); ++k) {
-          RmaRecord r = RmaRecord::make(RmaRecord::kLockCall, l.gid, l.number, l.acquire, leave);
-          r.t4 = enter;
-          r.t2 = l.calls[k].enter;
-          r.t3 = l.calls[k].leave;
-          r.aux = k;
-          r.flags = l.exclusive ? RmaRecord::kExclusive : 0;
-          out[target].push_back(r);
-          asked[{l.number, k}] = l.calls[k];
-        }
+        l.release_begin = enter;
+        send_lock_calls(l, target, leave, out);
         open_locks.erase(it);
       });
       return;
     default:
       return;
   }
+}
+
+// Sends the target the calls of lock epoch `l` collected so far: all of them
+// at its unlock (`release` its leave; the lock's own record, index 0, tells
+// the target the epoch's hold), else, at the end of a window, all but the
+// lock (`release` unknown: INT64_MAX), so that they are answered against
+// the target's MPI calls of the same window and a long epoch keeps little.
+void Analyzer::Impl::send_lock_calls(OpenLock& l, int target, std::int64_t release,
+                                     std::map<int, std::vector<RmaRecord>>& out) {
+  const bool unlocked = release != INT64_MAX;
+  std::size_t kept = 0;
+  for (const LockCall& call : l.calls) {
+    if (!unlocked && call.index == 0) {
+      l.calls[kept++] = call;
+      continue;
+    }
+    RmaRecord r = RmaRecord::make(RmaRecord::kLockCall, l.gid, l.number, l.acquire, release);
+    r.t4 = unlocked ? l.release_begin : INT64_MAX;
+    r.t2 = call.enter;
+    r.t3 = call.leave;
+    r.aux = call.index;
+    r.flags = l.exclusive ? RmaRecord::kExclusive : 0;
+    out[target].push_back(r);
+    asked[{l.number, call.index}] = call;
+  }
+  l.calls.resize(kept);
 }
 
 std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
@@ -114,16 +137,31 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
   }
   // Where this rank was inside an MPI call or onlinews' own work (either
   // lets MPI progress), in order.
+  // (From the Leaves, whose annotation holds their call's enter also when
+  // it lies in a window before; a call still open at the window's end from
+  // its Enter.)
   const LocationState& st = loc(w.location);
   std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi;
   for (std::size_t i = 0; i < w.events.size(); ++i) {
-    if (w.events[i].kind != EventKind::Enter) continue;
-    const RegionDef* rd = defs.region(w.events[i].region());
-    if (rd == nullptr || (rd->kind != RegionKind::Mpi && rd->kind != RegionKind::Tool)) continue;
+    const Event& e = w.events[i];
     const EventAnnotation& a = st.annot[i];
-    if (!in_mpi.empty() && a.enter < in_mpi.back().second) continue;  // (nested)
-    in_mpi.emplace_back(a.enter, a.leave);
+    const bool leave = e.kind == EventKind::Leave;
+    if (!leave && !(e.kind == EventKind::Enter && a.leave == kOpen)) continue;
+    if (a.callpath == kNoCallpath) continue;
+    const RegionDef* rd = defs.region(callpaths.node(a.callpath).region);
+    if (rd == nullptr || (rd->kind != RegionKind::Mpi && rd->kind != RegionKind::Tool)) continue;
+    in_mpi.emplace_back(a.enter, leave ? static_cast<std::int64_t>(e.time) : INT64_MAX);
   }
+  std::sort(in_mpi.begin(), in_mpi.end());
+  std::size_t merged = 0;  // nested and overlapping calls (a tool region inside MPI) as one
+  for (const auto& iv : in_mpi) {
+    if (merged > 0 && iv.first <= in_mpi[merged - 1].second) {
+      in_mpi[merged - 1].second = std::max(in_mpi[merged - 1].second, iv.second);
+    } else {
+      in_mpi[merged++] = iv;
+    }
+  }
+  in_mpi.resize(merged);
   std::map<int, std::vector<RmaRecord>> answers;
   for (const auto& [origin, list] : got) {
     for (const RmaRecord& r : list) {

@@ -176,12 +176,13 @@ void post_rma_sync(Call& c, int rc) {
       case RmaRule::Post:
       case RmaRule::Start:
         if (c.rma_group != MPI_GROUP_NULL) {
-          const EventKind k = c.rma == RmaRule::Post ? EventKind::WinPost : EventKind::WinStart;
-          record(Event::rma_sync(k, c.t_enter, c.comm_id, intern_group(*s, c.rma_group, c.win)));
+          const bool post = c.rma == RmaRule::Post;
+          record(Event::rma_sync(post ? EventKind::WinPost : EventKind::WinStart, post ? c.t_enter : t, c.comm_id,
+                                 intern_group(*s, c.rma_group, c.win)));
         }
         break;
       case RmaRule::Complete:
-        record(Event::rma_sync(EventKind::WinComplete, c.t_enter, c.comm_id));
+        record(Event::rma_sync(EventKind::WinComplete, t, c.comm_id));
         break;
       case RmaRule::Test:
         if (c.flag == nullptr || *c.flag == 0) break;
@@ -193,17 +194,17 @@ void post_rma_sync(Call& c, int rc) {
       case RmaRule::LockAll: {
         const bool all = c.rma == RmaRule::LockAll;
         const bool exclusive = !all && c.lock_type == MPI_LOCK_EXCLUSIVE;
-        record(Event::rma_sync(EventKind::WinLock, c.t_enter, c.comm_id, 0, all ? -1 : c.peer,
+        record(Event::rma_sync(EventKind::WinLock, t, c.comm_id, 0, all ? -1 : c.peer,
                                exclusive ? evflag::kExclusiveLock : 0));
         break;
       }
       case RmaRule::Unlock:
       case RmaRule::UnlockAll:
-        record(Event::rma_sync(EventKind::WinUnlock, c.t_enter, c.comm_id, 0, c.rma == RmaRule::UnlockAll ? -1 : c.peer));
+        record(Event::rma_sync(EventKind::WinUnlock, t, c.comm_id, 0, c.rma == RmaRule::UnlockAll ? -1 : c.peer));
         break;
       case RmaRule::Flush:
       case RmaRule::FlushAll:
-        record(Event::rma_sync(EventKind::WinFlush, c.t_enter, c.comm_id, 0, c.rma == RmaRule::FlushAll ? -1 : c.peer));
+        record(Event::rma_sync(EventKind::WinFlush, t, c.comm_id, 0, c.rma == RmaRule::FlushAll ? -1 : c.peer));
         break;
       default:
         break;

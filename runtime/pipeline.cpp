@@ -230,8 +230,10 @@ analysis::Task<> Pipeline::loop() {
     in_window_ = false;
     if (finishing_) co_await sched.next_tick();  // back to finish_append()
     // Communicators every member freed (agreed in this epoch) are released
-    // now that no epoch needs them any more.
-    s_.comms.retire(s_.analyzer->retired_comms());
+    // now that no epoch needs them any more -- except under
+    // ONLINEWS_TEST_REFERENCE, whose one-epoch analysis at MPI_Finalize
+    // replays their instances too (reference.cpp; MPI_Finalize releases them).
+    if (s_.cfg.test_reference.empty()) s_.comms.retire(s_.analyzer->retired_comms());
     if ((b.kind & cutkind::kFinal) != 0) co_return;
   }
 }

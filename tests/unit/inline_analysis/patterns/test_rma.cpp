@@ -186,7 +186,7 @@ void epoch_call(VRank& v, std::uint16_t win, double t0, double t1, EventKind k, 
                                : k == EventKind::WinComplete ? rt::kRegion_MPI_Win_complete
                                                              : rt::kRegion_MPI_Win_wait;
   v.enter(t0, region);
-  v.events.push_back(Event::rma_sync(k, ns(k == EventKind::WinWait ? t1 : t0), win, group));
+  v.events.push_back(Event::rma_sync(k, ns(k == EventKind::WinPost ? t0 : t1), win, group));  // (as recorded: completes_call)
   v.leave(t1);
 }
 // Groups every rank knows by the same id (as the runtime interns them).
@@ -296,7 +296,7 @@ void lock_call(VRank& v, std::uint16_t win, double t0, double t1, EventKind k, i
                                : k == EventKind::WinUnlock ? rt::kRegion_MPI_Win_unlock
                                                            : rt::kRegion_MPI_Win_flush;
   v.enter(t0, region);
-  v.events.push_back(Event::rma_sync(k, ns(t0), win, 0, target, exclusive ? evflag::kExclusiveLock : 0));
+  v.events.push_back(Event::rma_sync(k, ns(t1), win, 0, target, exclusive ? evflag::kExclusiveLock : 0));
   v.leave(t1);
 }
 }  // namespace
@@ -363,4 +363,25 @@ TEST_CASE("post/start/complete/wait epochs that wait for their partners across a
   CHECK(res[0].get(Metric::mpi_rma_pairsync_count) == 1.0);
   CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.1));
   CHECK(res[0].facts.back().rma_sync_errors + res[1].facts.back().rma_sync_errors == 0);
+}
+
+TEST_CASE("a start that blocks across a requested cut keeps its enter", "[rma][gats][cuts]") {
+  // Rank 0 enters MPI_Win_start at 0.9 and leaves at 1.5, after a cut at
+  // 1.0; rank 1 posts at 1.4: Late Post 0.5 s in the start (its enter comes
+  // from the window before, its leave and event from this one).
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g0 = add_group(r, {0}), g1 = add_group(r, {1});
+  r[0].enter(0.9, rt::kRegion_MPI_Win_start);
+  for (auto& v : r) v.requested_cut(1.0);
+  r[0].events.push_back(Event::rma_sync(EventKind::WinStart, ns(1.5), win, g1));
+  r[0].leave(1.5);
+  epoch_call(r[0], win, 1.6, 1.65, EventKind::WinComplete);
+  epoch_call(r[1], win, 1.4, 1.41, EventKind::WinPost, g0);
+  epoch_call(r[1], win, 1.5, 1.7, EventKind::WinWait);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == Approx(0.5));
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post, rt::kRegion_MPI_Win_start) == Approx(0.5));
+  CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.1));
 }
