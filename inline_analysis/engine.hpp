@@ -208,6 +208,7 @@ struct Analyzer::Impl {
     std::int64_t release_begin = 0, release = 0;  // the unlock's enter and leave
   };
   std::map<std::uint64_t, std::vector<Hold>> holds, holds_before;  // window gid -> lock epochs on this rank
+  std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi_before;  // this rank's MPI calls of the window before
   void lock_event(const LocationWindow& w, const LocationState& st, std::size_t i, const CommDef& c,
                   std::map<int, std::vector<RmaRecord>>& out);
   std::map<int, std::vector<RmaRecord>> answer_lock_calls(const LocationWindow& w,

@@ -65,6 +65,7 @@ void Analyzer::Impl::forget_rma() {
   asked.clear();
   holds.clear();
   holds_before.clear();
+  in_mpi_before.clear();
 }
 
 namespace {

@@ -140,8 +140,11 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
   // (From the Leaves, whose annotation holds their call's enter also when
   // it lies in a window before; a call still open at the window's end from
   // its Enter.)
+  // A call that began before a requested cut is recorded after it (at its
+  // leave): the target's MPI calls of the window before count too.
   const LocationState& st = loc(w.location);
-  std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi;
+  std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi = std::move(in_mpi_before);
+  in_mpi_before.clear();
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const Event& e = w.events[i];
     const EventAnnotation& a = st.annot[i];
@@ -162,6 +165,11 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
     }
   }
   in_mpi.resize(merged);
+  // Kept for the next window: this one's calls (the one before drops out).
+  const std::int64_t first = w.events.empty() ? INT64_MIN : static_cast<std::int64_t>(w.events.front().time);
+  for (const auto& iv : in_mpi) {
+    if (iv.second >= first) in_mpi_before.push_back(iv);
+  }
   std::map<int, std::vector<RmaRecord>> answers;
   for (const auto& [origin, list] : got) {
     for (const RmaRecord& r : list) {

@@ -32,9 +32,9 @@ WAITS = ["mpi_rma_wait_at_fence", "mpi_rma_early_fence", "mpi_rma_sync_late_post
          "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress", "delay_rma_fence"]
 COUNTS = ["mpi_rma_pairsync_count", "mpi_rma_pairsync_unneeded_count", "comms_rma_puts", "comms_rma_atomics"]
 # Known difference, printed and not checked (docs/analyses.md, RMA): in the
-# lock_all variant the epochs find 3-6 times the one-epoch analysis' Wait
-# for Progress in MPI_Win_flush_all (0.07-0.10 s against 0.01-0.02 s of a
-# 2.4 s run on 8 ranks).
+# lock_all variant, Wait for Progress in MPI_Win_flush_all differs between
+# the epochs and the one-epoch analysis by up to 0.05 s of a 2.4 s run on 8
+# ranks, either larger.
 NOT_COMPARED = {"passive": {"mpi_rma_wait_for_progress"}}
 # What each variant must show at all (its main wait state, seconds summed over ranks).
 MAIN = {"fence": ("mpi_rma_wait_at_fence", 2.0), "pscw": ("mpi_rma_sync_late_post", 1.5), "passive": (None, 0)}
