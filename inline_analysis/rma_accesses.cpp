@@ -70,6 +70,19 @@ void Analyzer::Impl::forget_rma() {
 
 namespace {
 
+// Drops the items `settled` settles (it moves their results out) and keeps
+// the others, in order.
+template <class T, class Settle>
+void settle_pending(std::vector<T>& pending, Settle settled) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (settled(pending[i])) continue;
+    if (kept != i) pending[kept] = std::move(pending[i]);  // (a self-move would empty it)
+    ++kept;
+  }
+  pending.resize(kept);
+}
+
 // The call's enter and leave; a call still open at the window's end counts
 // as ending where it began (a post or start that blocks across a cut).
 std::pair<std::int64_t, std::int64_t> call_times(const EventAnnotation& a) {
@@ -197,8 +210,7 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       if (r.kind == RmaRecord::kAccess) arrived_accesses[{r.window_gid, peer, r.number}] = {r.t0, r.t1};
     }
   }
-  std::size_t kept = 0;
-  for (OpenAccess& o : ended_access) {
+  settle_pending(ended_access, [this](OpenAccess& o) {
     for (const auto& [target, number] : o.targets) {
       if (o.post.count(target) != 0) continue;
       auto it = arrived_posts.find({o.gid, target, number});
@@ -206,18 +218,13 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       o.post[target] = it->second;
       arrived_posts.erase(it);
     }
-    if (o.post.size() < o.targets.size()) {
-      if (&ended_access[kept] != &o) ended_access[kept] = std::move(o);  // (a self-move would empty it)
-      ++kept;
-      continue;
-    }
+    if (o.post.size() < o.targets.size()) return false;
     for (const auto& [target, post] : o.post) o.r.latest_post = std::max(o.r.latest_post, post);
     for (std::size_t k = 0; k < o.r.ops.size(); ++k) o.r.ops[k].post = o.post[o.op_target[k]];
     rma_results.access.push_back(std::move(o.r));
-  }
-  ended_access.resize(kept);
-  kept = 0;
-  for (OpenExposure& x : ended_exposure) {
+    return true;
+  });
+  settle_pending(ended_exposure, [this](OpenExposure& x) {
     for (auto& [origin, number] : x.origins) {
       if (number == UINT64_MAX) continue;  // (known already)
       auto it = arrived_accesses.find({x.gid, origin, number});
@@ -228,14 +235,10 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       number = UINT64_MAX;
       ++x.known;
     }
-    if (x.known < x.origins.size()) {
-      if (&ended_exposure[kept] != &x) ended_exposure[kept] = std::move(x);
-      ++kept;
-      continue;
-    }
+    if (x.known < x.origins.size()) return false;
     rma_results.exposure.push_back(x.r);
-  }
-  ended_exposure.resize(kept);
+    return true;
+  });
 }
 
 Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {

@@ -136,12 +136,11 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
     }
   }
   // Where this rank was inside an MPI call or onlinews' own work (either
-  // lets MPI progress), in order.
-  // (From the Leaves, whose annotation holds their call's enter also when
-  // it lies in a window before; a call still open at the window's end from
-  // its Enter.)
-  // A call that began before a requested cut is recorded after it (at its
-  // leave): the target's MPI calls of the window before count too.
+  // lets MPI progress), in order: from the Leaves, whose annotation holds
+  // their call's enter also when it lies in a window before, and from the
+  // Enter of a call still open at the window's end.  A call of an origin
+  // that began before a requested cut is recorded after it (at its leave),
+  // so this rank's MPI calls of the window before count too.
   const LocationState& st = loc(w.location);
   std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi = std::move(in_mpi_before);
   in_mpi_before.clear();
@@ -177,8 +176,10 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       const bool exclusive = (r.flags & RmaRecord::kExclusive) != 0;
       const std::int64_t enter = r.t2, leave = r.t3;
       std::int64_t released = INT64_MIN;
-      for (const auto* hs : {&holds[r.window_gid], &holds_before[r.window_gid]}) {
-        for (const Hold& h : *hs) {
+      for (const auto* by : {&holds, &holds_before}) {
+        const auto found = by->find(r.window_gid);
+        if (found == by->end()) continue;
+        for (const Hold& h : found->second) {
           if (h.origin == origin || !(h.exclusive || exclusive)) continue;
           // The other epoch held the lock first (it released before this
           // epoch did), held it before this call left, and released it

@@ -74,13 +74,7 @@ int CommRegistry::add_window(MPI_Win w, MPI_Comm c, std::uint32_t boundaries) {
   return id;
 }
 
-void CommRegistry::mark_window_freed(MPI_Win w, std::uint64_t when) {
-  auto it = by_window_.find(key(w));
-  if (it == by_window_.end()) return;
-  recs_[it->second].freed = true;
-  recs_[it->second].freed_ns = when;
-  by_window_.erase(it);  // MPI may hand out the same handle for a new window
-}
+void CommRegistry::mark_window_freed(MPI_Win w, std::uint64_t when) { mark_freed_in(by_window_, key(w), when); }
 
 int CommRegistry::add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eligible) {
   if (c == MPI_COMM_NULL) return kUnknownComm;
@@ -145,12 +139,16 @@ int CommRegistry::add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eli
 }
 
 void CommRegistry::mark_freed(MPI_Comm c, std::uint64_t when) {
-  auto it = by_handle_.find(key(c));
-  if (it == by_handle_.end()) return;
+  mark_freed_in(by_handle_, key(c), when);
+  cache_comm_ = MPI_COMM_NULL;
+}
+
+void CommRegistry::mark_freed_in(std::unordered_map<std::uint64_t, int>& by, std::uint64_t k, std::uint64_t when) {
+  auto it = by.find(k);
+  if (it == by.end()) return;
   recs_[it->second].freed = true;
   recs_[it->second].freed_ns = when;
-  by_handle_.erase(it);  // MPI may hand out the same handle for a new communicator
-  cache_comm_ = MPI_COMM_NULL;
+  by.erase(it);  // MPI may hand out the same handle for a new communicator or window
 }
 
 void CommRegistry::publish_freed(std::uint64_t window_end) {

@@ -135,6 +135,8 @@ class CommRegistry {
   // Registers the members of `c` under a new id (collective over them);
   // the caller files it under its handle.
   int add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eligible);
+  // Marks the entry filed under handle key `k` in `by` freed at `when`.
+  void mark_freed_in(std::unordered_map<std::uint64_t, int>& by, std::uint64_t k, std::uint64_t when);
   analysis::Definitions& defs_;
   std::vector<CommRecord> recs_;
   std::vector<int> free_ids_;

@@ -149,14 +149,7 @@ struct Event {
   }
   static Event rma_sync(EventKind k, std::uint64_t t, std::uint16_t window, std::uint32_t group = 0,
                         std::int32_t target = -1, std::uint8_t flags = 0) {
-    Event e;
-    e.time = t;
-    e.kind = k;
-    e.comm = window;
-    e.request = group;
-    e.peer = target;
-    e.flags = flags;
-    return e;
+    return message(k, t, window, target, 0, 0, group, flags);  // (group() reads the request slot)
   }
   static Event rma(EventKind k, std::uint64_t t, std::uint16_t window, std::int32_t target,
                    std::uint64_t bytes_out, std::uint64_t bytes_in) {

@@ -6,19 +6,21 @@
 
 namespace onlinews::rt {
 
-// Looks up the call's communicator.  False (and the call is recorded as time
-// only) when the communicator is not tracked or the call comes from a thread
-// other than the one whose MPI calls are analyzed.  Such a thread's use of a
-// tracked communicator marks it mixed: its messages (or collectives) are
-// then left out of the matching (CommRegistry::mark_mixed).
-inline bool resolve_comm(Call& c, bool collective = false) {
+// Looks up the call's communicator (resolve_comm) or window (resolve_window:
+// registered as a communicator, comms.hpp).  False (and the call is
+// recorded as time only) when it is not tracked or the call comes from a
+// thread other than the one whose MPI calls are analyzed.  Such a thread's
+// use of a tracked communicator marks it mixed: its messages (or
+// collectives) are then left out of the matching (CommRegistry::mark_mixed).
+template <class Lookup>
+inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
   State* s = state();
   c.comm_ok = false;
   if (s == nullptr) return false;
   int id = kUnknownComm;
   {
     SharedGuard guard;
-    id = s->comms.lookup(c.comm);
+    id = lookup(s->comms);
   }
   if (!on_mpi_thread()) {
     s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
@@ -31,6 +33,12 @@ inline bool resolve_comm(Call& c, bool collective = false) {
   c.comm_id = static_cast<std::uint16_t>(id);
   c.comm_ok = true;
   return true;
+}
+inline bool resolve_comm(Call& c, bool collective = false) {
+  return resolve_id(c, collective, [&c](const CommRegistry& r) { return r.lookup(c.comm); });
+}
+inline bool resolve_window(Call& c, MPI_Win w, bool collective) {
+  return resolve_id(c, collective, [w](const CommRegistry& r) { return r.lookup_window(w); });
 }
 
 // A thread whose calls are not analyzed started, completed, cancelled or

@@ -12,31 +12,6 @@
 namespace onlinews::rt {
 namespace {
 
-// The window's id, as resolve_comm() does for communicators: false (time
-// only) for an untracked window or a call from a thread whose calls are not
-// analyzed (its fences then mark the window's instances mixed).
-bool resolve_window(Call& c, MPI_Win w, bool collective) {
-  State* s = state();
-  c.comm_ok = false;
-  if (s == nullptr) return false;
-  int id = kUnknownComm;
-  {
-    SharedGuard guard;
-    id = s->comms.lookup_window(w);
-  }
-  if (!on_mpi_thread()) {
-    s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
-    return false;
-  }
-  if (id == kUnknownComm) {
-    s->untracked_calls.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  c.comm_id = static_cast<std::uint16_t>(id);
-  c.comm_ok = true;
-  return true;
-}
-
 // An RMA synchronization call that MPI rejected (an unlock without a lock, a
 // complete without a start, ... under MPI_ERRORS_RETURN): left out of the
 // analysis, counted, and reported once.
