@@ -163,7 +163,7 @@ struct Analyzer::Impl {
     AccessEpochResult r;
     std::vector<int> op_target;            // per operation in r.ops
     std::map<int, std::int64_t> last_leave;  // per target: its latest operation's leave
-    std::map<int, std::int64_t> post;        // per target, once known
+    std::map<int, std::pair<std::int64_t, EventRef>> post;  // per target, once known: its post's enter and event
   };
   struct OpenExposure {
     std::uint64_t gid = 0;
@@ -177,8 +177,16 @@ struct Analyzer::Impl {
   std::vector<OpenExposure> ended_exposure;             // waiting for their origins' records
   std::map<std::pair<std::uint64_t, int>, std::uint64_t> access_number, exposure_number;  // (gid, peer)
   using PairKey = std::tuple<std::uint64_t, int, std::uint64_t>;  // (gid, peer, number)
-  std::map<PairKey, std::int64_t> arrived_posts;
-  std::map<PairKey, std::pair<std::int64_t, std::int64_t>> arrived_accesses;
+  std::map<PairKey, std::pair<std::int64_t, EventRef>> arrived_posts;  // post enter, the post
+  struct ArrivedAccess {
+    std::int64_t complete = 0, latest = 0;  // complete enter, latest operation's leave
+    EventRef at;                            // the complete
+  };
+  std::map<PairKey, ArrivedAccess> arrived_accesses;
+  // An event of the analyzed location's window in this epoch.
+  EventRef here(std::size_t i) const {
+    return {defs.world_rank, static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(i)};
+  }
   // Passive target (rma_locks.cpp): lock epochs of this rank as origin,
   // per (window id, target world rank), until their unlock; their calls
   // that may have waited, sent to the target and awaiting its answer; and,
@@ -188,6 +196,7 @@ struct Analyzer::Impl {
     std::int64_t enter = 0, leave = 0;
     bool operation = false;
     std::uint32_t index = 0;  // in its epoch (0: the lock)
+    EventRef at;
   };
   struct OpenLock {
     std::uint64_t gid = 0;
@@ -206,6 +215,7 @@ struct Analyzer::Impl {
     bool exclusive = false;
     std::int64_t acquire = 0;
     std::int64_t release_begin = 0, release = 0;  // the unlock's enter and leave
+    EventRef unlock;
   };
   std::map<std::uint64_t, std::vector<Hold>> holds, holds_before;  // window gid -> lock epochs on this rank
   std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi_before;  // this rank's MPI calls of the window before
@@ -214,7 +224,8 @@ struct Analyzer::Impl {
   std::map<int, std::vector<RmaRecord>> answer_lock_calls(const LocationWindow& w,
                                                           const std::map<int, std::vector<RmaRecord>>& got);
   void file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got);
-  void send_lock_calls(OpenLock& l, int target, std::int64_t release, std::map<int, std::vector<RmaRecord>>& out);
+  void send_lock_calls(OpenLock& l, int target, std::int64_t release, std::map<int, std::vector<RmaRecord>>& out,
+                       EventRef unlock = {});
   RmaEpochResults rma_results;  // this epoch's
   bool rma_resync = false;      // after lost events: until a window starts at a synchronizing cut
   // After lost events, epochs open across them may close without an open

@@ -6,9 +6,11 @@
 #pragma once
 #include <cstdint>
 
+#include "records.hpp"
+
 namespace onlinews::analysis {
 
-enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, kCount };
+enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, PairSync, kCount };
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
 
 // Which delay metric explains a wait (and classifies long-term costs);
@@ -71,12 +73,36 @@ struct CollectiveSyncFinding {
   int reference = -1;          // its rank in the communicator
   bool delayed = false;        // some member waited: delay costs are due
   std::int64_t min_leave = 0;  // ns, the earliest leave of any member
+  // The share of this member's wait that a sub-pattern explains (Early
+  // Fence in Wait at Fence), with the delay kind it is charged to (the same
+  // on every member).
+  double part = 0;
+  DelayKind part_delay = DelayKind::NxN;
   // Prefix kinds (Scan, Exscan): each member waits for its own latest lower
   // rank, a pair like a message; no delay metric, no interval bound.
   bool pairwise = false;
   int pair_cause = -1;         // world rank this member waited for
   std::uint64_t gid = 0;       // the communicator's global id
   std::uint32_t instance = 0;  // the instance's number on it
+};
+
+// A call of the analyzed location that waited for one call of another rank,
+// published by the pattern that found the wait (RMA: Late Post, Early Wait,
+// lock competition).  The backward replay pairs the two calls like a message
+// (the waiting call gives, the causing call takes), so a new kind of
+// synchronization between two ranks is one finding and one delay kind.
+struct PairSyncFinding {
+  static constexpr FindingKind kKind = FindingKind::PairSync;
+  int location = 0;
+  EventRef waiting;       // the call that waited (this rank's)
+  EventRef cause;         // the call it waited for; the wait ends at that call's enter
+  double wait = 0;        // seconds
+  DelayKind delay = DelayKind::LateSender;
+  // The share of the wait that a sub-pattern with a delay metric of its own
+  // explains (Late Complete within Early Wait): its delay costs are that
+  // share of the wait's.
+  double part = 0;
+  DelayKind part_delay = DelayKind::LateSender;
 };
 
 }  // namespace onlinews::analysis

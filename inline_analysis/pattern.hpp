@@ -89,7 +89,12 @@ class Pattern {
  public:
   virtual ~Pattern() = default;
   virtual void subscribe(Dispatch& d) = 0;
-  // Called once per epoch after both walks (e.g. to flush per-epoch state).
+  // Called once per epoch after both walks, before the backward replay at
+  // synchronization points, with the RMA epochs completed in this epoch
+  // (ReplayContext::rma_epochs): what it publishes becomes synchronization points.
+  virtual void on_rma_epochs(ReplayContext&) {}
+  // Called once per epoch at its end, after the backward replay (e.g. to
+  // flush per-epoch state).
   virtual void on_epoch_end(ReplayContext&) {}
   // Called when the backward walk of a location has passed its window's
   // first event (the context stands on that location): a call entered
@@ -187,8 +192,8 @@ class ReplayContext {
     return (k == EventKind::Send || k == EventKind::SendComplete || k == EventKind::Leave) ? link_into(replies_)
                                                                                            : nullptr;
   }
-  // At the epoch's end (Pattern::on_epoch_end): the general active target
-  // synchronization epochs whose partners' times came in this epoch.
+  // In Pattern::on_rma_epochs and on_epoch_end: the RMA epochs and calls
+  // whose partners' times came in this epoch.
   const RmaEpochResults* rma_epochs() const { return s_.rma; }
   // CollectiveEnd: the reduced instance.
   const CollResult* collective() const {

@@ -83,6 +83,15 @@ struct CollResult {
   std::int64_t latest_access = INT64_MIN;
 };
 
+// One event of one rank's window: its world rank, the epoch whose window
+// holds it and its index there (a synchronization point's event, sync_replay.hpp).
+struct EventRef {
+  std::int32_t rank = -1;
+  std::uint32_t epoch = UINT32_MAX;
+  std::uint32_t event = UINT32_MAX;
+  bool valid() const { return rank >= 0 && event != UINT32_MAX; }
+};
+
 // RMA partners' times (rma_accesses.cpp), one sparse exchange per epoch:
 //   kFenceAccess  origin -> target: it accessed the target's window in the
 //                 epoch that fence instance `number` closes; t0 = the leave
@@ -102,25 +111,31 @@ struct CollResult {
 //                 unlock's leave / enter), t2/t3 = the call's enter and
 //                 leave, aux = the call's index, flags = kExclusive;
 //   kLockReply    target -> origin: what that call waited, t0 = for another
-//                 origin's lock (ns), t1 = for the target to enter MPI (ns).
+//                 origin's lock (ns), t1 = for the target to enter MPI (ns);
+//                 `at` = the unlock that released that lock.
+// `at` names the sender's event the record is about (the post, the complete,
+// the unlock), so that a wait found from it becomes a synchronization point
+// of the backward replay with its cause (PairSyncFinding).
 struct RmaRecord {
   static constexpr std::uint8_t kFenceAccess = 0, kAccess = 1, kExposure = 2, kLockCall = 3, kLockReply = 4;
   static constexpr std::uint8_t kExclusive = 1;
   std::uint64_t window_gid = 0;
   std::uint64_t number = 0;
   std::int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;  // ns
+  EventRef at;
   std::uint32_t aux = 0;
   std::uint8_t kind = kFenceAccess;
   std::uint8_t flags = 0;
   std::uint8_t pad[2] = {};
   static RmaRecord make(std::uint8_t kind, std::uint64_t gid, std::uint64_t number, std::int64_t t0,
-                        std::int64_t t1 = 0) {
+                        std::int64_t t1 = 0, EventRef at = {}) {
     RmaRecord r;
     r.kind = kind;
     r.window_gid = gid;
     r.number = number;
     r.t0 = t0;
     r.t1 = t1;
+    r.at = at;
     return r;
   }
 };
@@ -133,11 +148,14 @@ struct AccessEpochResult {  // origin: MPI_Win_start ... MPI_Win_complete
   std::uint32_t start_cp = 0, complete_cp = 0;
   std::int64_t start_enter = 0, start_leave = 0, complete_enter = 0, complete_leave = 0;
   std::int64_t latest_post = INT64_MIN;  // the latest target's MPI_Win_post enter
+  EventRef start_at, complete_at;        // this rank's MPI_Win_start and MPI_Win_complete
+  EventRef latest_post_at;               // the latest target's MPI_Win_post
   int targets = 0, accessed = 0;         // targets in the group; of those, accessed by an operation
   struct Op {
     std::uint32_t callpath = 0;
     std::int64_t enter = 0, leave = 0;
     std::int64_t post = INT64_MIN;  // its target's MPI_Win_post enter
+    EventRef at, post_at;           // the operation; its target's MPI_Win_post
   };
   std::vector<Op> ops;
 };
@@ -147,6 +165,7 @@ struct ExposureEpochResult {  // target: MPI_Win_post ... MPI_Win_wait (or a suc
   std::int64_t wait_enter = 0, wait_leave = 0;
   std::int64_t latest_complete = INT64_MIN;  // the latest origin's MPI_Win_complete enter
   std::int64_t latest_access = INT64_MIN;    // the latest leave of an operation on this window
+  EventRef wait_at, latest_complete_at;      // this rank's MPI_Win_wait; the latest origin's complete
 };
 // A call of a passive-target (lock) epoch and what it waited (rma_locks.cpp).
 struct LockCallResult {
@@ -155,6 +174,8 @@ struct LockCallResult {
   bool operation = false;    // an RMA operation (else lock, unlock or flush)
   double competition = 0;    // s: for a lock another origin held
   double progress = 0;       // s: for the target to enter MPI
+  EventRef at;               // the call
+  EventRef released_by;      // competition: the other origin's MPI_Win_unlock that released the lock
 };
 struct RmaEpochResults {
   std::vector<AccessEpochResult> access;

@@ -69,6 +69,9 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
   dispatch.on_finding_fn<CollectiveSyncFinding>([this](const CollectiveSyncFinding& f, ReplayContext&) {
     if (f.location == options.mpi_location) sync_in.collectives.push_back(f);
   });
+  dispatch.on_finding_fn<PairSyncFinding>([this](const PairSyncFinding& f, ReplayContext&) {
+    if (f.location == options.mpi_location && traced(f.wait)) sync_in.pairs.push_back(f);
+  });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
     patterns.push_back(entry.make());
@@ -250,16 +253,21 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   if (m.comm_patterns) co_await m.exchange_replies(*mpi, transport);
   const double t1 = sched.busy_seconds();
   co_await m.walk(Phase::Backward, windows, sched);
+  ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank,
+                             &m.rma_results};
+  {
+    ReplayContext ctx(src);
+    for (auto& p : m.patterns) p->on_rma_epochs(ctx);
+  }
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, transport);
     m.facts.truncated_intervals = m.sync.truncated();
     m.facts.crossing_sync_sends += m.sync.unexplained();
+    m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();
   } else if (m.facts.comm_analysis_skipped) {
     m.sync.forget_intervals();
   }
   {
-    ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank,
-                               &m.rma_results};
     ReplayContext ctx(src);
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }

@@ -122,7 +122,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         return;
       }
       const int target = c->world_rank_of(e.target());
-      open->second.r.ops.push_back({a.callpath, enter, static_cast<std::int64_t>(e.time), INT64_MIN});
+      open->second.r.ops.push_back({a.callpath, enter, static_cast<std::int64_t>(e.time), INT64_MIN, here(i), {}});
       open->second.op_target.push_back(target);
       std::int64_t& t_last = open->second.last_leave[target];
       t_last = std::max(t_last, static_cast<std::int64_t>(e.time));
@@ -150,6 +150,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         o.r.start_cp = a.callpath;
         o.r.start_enter = enter;
         o.r.start_leave = leave;
+        o.r.start_at = here(i);
         o.r.targets = static_cast<int>(o.targets.size());
       } else {
         OpenExposure& x = open_exposure[e.comm] = OpenExposure{};
@@ -157,7 +158,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         x.origins = std::move(peers);
         x.r.location = w.location;
         for (const auto& [origin, number] : x.origins) {
-          out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, enter));
+          out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, enter, 0, here(i)));
         }
       }
       return;
@@ -172,11 +173,12 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
       o.r.complete_cp = a.callpath;
       o.r.complete_enter = enter;
       o.r.complete_leave = leave;
+      o.r.complete_at = here(i);
       for (const auto& [target, number] : o.targets) {
         auto last = o.last_leave.find(target);
         const std::int64_t latest = last != o.last_leave.end() ? last->second : o.r.start_leave;
         o.r.accessed += last != o.last_leave.end() ? 1 : 0;
-        out[target].push_back(RmaRecord::make(RmaRecord::kAccess, c->gid, number, enter, latest));
+        out[target].push_back(RmaRecord::make(RmaRecord::kAccess, c->gid, number, enter, latest, here(i)));
       }
       ended_access.push_back(std::move(o));
       open_access.erase(open);
@@ -192,6 +194,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
       x.r.wait_cp = a.callpath;
       x.r.wait_enter = enter;
       x.r.wait_leave = leave;
+      x.r.wait_at = here(i);
       ended_exposure.push_back(std::move(x));
       open_exposure.erase(open);
       return;
@@ -206,8 +209,8 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
 void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>& got) {
   for (const auto& [peer, list] : got) {
     for (const RmaRecord& r : list) {
-      if (r.kind == RmaRecord::kExposure) arrived_posts[{r.window_gid, peer, r.number}] = r.t0;
-      if (r.kind == RmaRecord::kAccess) arrived_accesses[{r.window_gid, peer, r.number}] = {r.t0, r.t1};
+      if (r.kind == RmaRecord::kExposure) arrived_posts[{r.window_gid, peer, r.number}] = {r.t0, r.at};
+      if (r.kind == RmaRecord::kAccess) arrived_accesses[{r.window_gid, peer, r.number}] = {r.t0, r.t1, r.at};
     }
   }
   settle_pending(ended_access, [this](OpenAccess& o) {
@@ -219,8 +222,16 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       arrived_posts.erase(it);
     }
     if (o.post.size() < o.targets.size()) return false;
-    for (const auto& [target, post] : o.post) o.r.latest_post = std::max(o.r.latest_post, post);
-    for (std::size_t k = 0; k < o.r.ops.size(); ++k) o.r.ops[k].post = o.post[o.op_target[k]];
+    for (const auto& [target, post] : o.post) {
+      if (post.first <= o.r.latest_post) continue;
+      o.r.latest_post = post.first;
+      o.r.latest_post_at = post.second;
+    }
+    for (std::size_t k = 0; k < o.r.ops.size(); ++k) {
+      const auto& post = o.post[o.op_target[k]];
+      o.r.ops[k].post = post.first;
+      o.r.ops[k].post_at = post.second;
+    }
     rma_results.access.push_back(std::move(o.r));
     return true;
   });
@@ -229,8 +240,11 @@ void Analyzer::Impl::pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>
       if (number == UINT64_MAX) continue;  // (known already)
       auto it = arrived_accesses.find({x.gid, origin, number});
       if (it == arrived_accesses.end()) continue;
-      x.r.latest_complete = std::max(x.r.latest_complete, it->second.first);
-      x.r.latest_access = std::max(x.r.latest_access, it->second.second);
+      if (it->second.complete > x.r.latest_complete) {
+        x.r.latest_complete = it->second.complete;
+        x.r.latest_complete_at = it->second.at;
+      }
+      x.r.latest_access = std::max(x.r.latest_access, it->second.latest);
       arrived_accesses.erase(it);
       number = UINT64_MAX;
       ++x.known;

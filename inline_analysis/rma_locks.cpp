@@ -44,7 +44,7 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
   const Event& e = w.events[i];
   const EventAnnotation& a = st.annot[i];
   const std::int64_t enter = a.enter, leave = a.leave == kOpen ? a.enter : a.leave;
-  LockCall call{a.callpath, enter, leave, payload_of(e.kind) == EventPayload::Rma, 0};
+  LockCall call{a.callpath, enter, leave, payload_of(e.kind) == EventPayload::Rma, 0, here(i)};
   // The epochs this event belongs to: one target, or every member (-1).
   auto each = [&](auto&& f) {
     if (e.target() >= 0) {
@@ -91,7 +91,7 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
         call.index = l.next_index++;
         l.calls.push_back(call);
         l.release_begin = enter;
-        send_lock_calls(l, target, leave, out);
+        send_lock_calls(l, target, leave, out, here(i));
         open_locks.erase(it);
       });
       return;
@@ -106,7 +106,7 @@ void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st
 // lock (`release` unknown: INT64_MAX), so that they are answered against
 // the target's MPI calls of the same window and a long epoch keeps little.
 void Analyzer::Impl::send_lock_calls(OpenLock& l, int target, std::int64_t release,
-                                     std::map<int, std::vector<RmaRecord>>& out) {
+                                     std::map<int, std::vector<RmaRecord>>& out, EventRef unlock) {
   const bool unlocked = release != INT64_MAX;
   std::size_t kept = 0;
   for (const LockCall& call : l.calls) {
@@ -114,7 +114,7 @@ void Analyzer::Impl::send_lock_calls(OpenLock& l, int target, std::int64_t relea
       l.calls[kept++] = call;
       continue;
     }
-    RmaRecord r = RmaRecord::make(RmaRecord::kLockCall, l.gid, l.number, l.acquire, release);
+    RmaRecord r = RmaRecord::make(RmaRecord::kLockCall, l.gid, l.number, l.acquire, release, unlock);
     r.t4 = unlocked ? l.release_begin : INT64_MAX;
     r.t2 = call.enter;
     r.t3 = call.leave;
@@ -132,7 +132,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
   for (const auto& [origin, list] : got) {
     for (const RmaRecord& r : list) {
       if (r.kind != RmaRecord::kLockCall || r.aux != 0) continue;
-      holds[r.window_gid].push_back({origin, (r.flags & RmaRecord::kExclusive) != 0, r.t0, r.t4, r.t1});
+      holds[r.window_gid].push_back({origin, (r.flags & RmaRecord::kExclusive) != 0, r.t0, r.t4, r.t1, r.at});
     }
   }
   // Where this rank was inside an MPI call or onlinews' own work (either
@@ -176,6 +176,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       const bool exclusive = (r.flags & RmaRecord::kExclusive) != 0;
       const std::int64_t enter = r.t2, leave = r.t3;
       std::int64_t released = INT64_MIN;
+      EventRef released_by;
       for (const auto* by : {&holds, &holds_before}) {
         const auto found = by->find(r.window_gid);
         if (found == by->end()) continue;
@@ -187,7 +188,11 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
           // after it began (the lock may be granted before the releasing
           // unlock returns).
           if (h.release < r.t1 && h.acquire < leave && h.release_begin < leave && h.release > enter) {
-            released = std::max(released, std::min(h.release, leave));
+            const std::int64_t at = std::min(h.release, leave);
+            if (at > released) {
+              released = at;
+              released_by = h.unlock;
+            }
           }
         }
       }
@@ -195,6 +200,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       answer.aux = r.aux;
       if (released > enter) {
         answer.t0 = released - enter;
+        answer.at = released_by;
       } else if (origin != defs.world_rank && leave > enter) {
         // The time the target spent outside MPI during the call until it
         // entered MPI again: from the call's enter, or from the end of the
@@ -227,7 +233,12 @@ void Analyzer::Impl::file_lock_answers(int location, const std::map<int, std::ve
       res.location = location;
       res.callpath = c.callpath;
       res.operation = c.operation;
-      res.competition = std::max(res.competition, 1e-9 * static_cast<double>(r.t0));
+      res.at = c.at;
+      const double competition = 1e-9 * static_cast<double>(r.t0);
+      if (competition > res.competition) {
+        res.competition = competition;
+        res.released_by = r.at;
+      }
       res.progress = std::max(res.progress, 1e-9 * static_cast<double>(r.t1));
     }
   }

@@ -7,6 +7,8 @@
 namespace onlinews::analysis {
 namespace {
 
+using EventRefKey = std::pair<int, std::uint32_t>;  // (world rank, event index)
+
 std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
   for (unsigned char c : s) {
     h ^= c;
@@ -74,13 +76,49 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   // scan's latest lower rank (who waited for it).
   struct Note {
     std::uint64_t gid;  // a scan's communicator (0 for Late Receivers)
-    std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq or the scan's instance
-    std::uint32_t epoch, pad;  // Late Receivers: the send's epoch
+    std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq, the scan's instance or the pair's event
+    std::uint32_t epoch;  // Late Receivers: the send's epoch
+    std::uint8_t delay, part_delay, pad[2];  // pairs: their DelayKinds
+    double part;  // pairs: SyncPoint::part
   };
   std::map<int, std::vector<Note>> notes;
-  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid, std::uint32_t epoch) {
-    notes[peer].push_back({gid, static_cast<std::uint32_t>(kind), seq, epoch, 0});
+  auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid, std::uint32_t epoch,
+                       const SyncPoint* pair = nullptr) {
+    Note n{gid, static_cast<std::uint32_t>(kind), seq, epoch, 0, 0, {}, 0.0};
+    if (pair != nullptr) {
+      n.delay = static_cast<std::uint8_t>(pair->delay);
+      n.part_delay = static_cast<std::uint8_t>(pair->part_delay);
+      n.part = pair->part;
+    }
+    notes[peer].push_back(n);
   };
+  // Waits for a call of another rank: replayed if that call lies in the
+  // other rank's window of this epoch (else it was walked already, and the
+  // wait is found but not explained, like a Late Receiver across a cut).
+  // One point per cause (the longest wait for it): the pair's name on both
+  // sides is the cause's event.
+  std::map<EventRefKey, std::size_t> pair_at;  // cause -> point
+  for (const auto& f : in.pairs) {
+    if (f.waiting.event >= ev.size() || f.waiting.epoch != in.epoch || !f.cause.valid() ||
+        f.cause.rank >= defs.world_size || f.cause.rank == defs.world_rank || f.cause.epoch != in.epoch) {
+      ++unexplained_pairs_;
+      continue;
+    }
+    SyncPoint s = make(SyncKind::PairWait, f.waiting.event);
+    s.wait = f.wait;
+    s.peer = f.cause.rank;
+    s.seq = f.cause.event;
+    s.delay = f.delay;
+    s.part = f.part;
+    s.part_delay = f.part_delay;
+    const auto [at, fresh] = pair_at.try_emplace(EventRefKey{f.cause.rank, f.cause.event}, points_.size());
+    if (fresh) {
+      points_.push_back(s);
+    } else if (s.wait > points_[at->second].wait) {
+      points_[at->second] = s;
+    }
+  }
+  for (const auto& [key, k] : pair_at) note(points_[k].peer, SyncKind::PairCause, points_[k].seq, 0, 0, &points_[k]);
   for (const auto& f : in.late_receivers) {
     if (f.event >= ev.size()) continue;
     SyncPoint s = make(SyncKind::LrSend, f.event);
@@ -106,6 +144,8 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.delay = f.delay;
     s.wait = f.wait;
     s.min_leave = f.min_leave;
+    s.part = f.part;
+    s.part_delay = f.part_delay;
     if (f.pairwise) {
       // (An instance's number on its communicator is unique in a window.)
       scans[{f.gid, f.instance}] = f.event;
@@ -146,6 +186,15 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.seq = seq;
         s.epoch = n.epoch;
         s.delay = DelayKind::LateReceiver;
+        points_.push_back(s);
+      } else if (kind == SyncKind::PairCause) {
+        if (seq >= ev.size()) continue;
+        SyncPoint s = make(SyncKind::PairCause, seq);
+        s.peer = peer;
+        s.seq = seq;
+        s.delay = static_cast<DelayKind>(n.delay);
+        s.part_delay = static_cast<DelayKind>(n.part_delay);
+        s.part = n.part;
         points_.push_back(s);
       } else if (kind == SyncKind::ScanCause) {
         const auto found = scans.find({gid, seq});
@@ -222,6 +271,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   transport_ = &t;
   truncated_ = 0;
   unexplained_ = 0;
+  unexplained_pairs_ = 0;
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);

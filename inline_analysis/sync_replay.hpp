@@ -44,6 +44,10 @@ enum class SyncKind : std::uint8_t {
   // there pairs two ranks like a message (and is replayed like one).
   ScanWait,    // this rank waited (peer = its latest lower rank)
   ScanCause,   // this rank entered last below a rank that waited (peer = that rank)
+  // A call that waited for one call of another rank (PairSyncFinding: RMA
+  // Late Post, Early Wait, lock competition), replayed like a message.
+  PairWait,    // this rank waited (peer = the cause's rank, seq = the cause's event)
+  PairCause,   // this rank's call at `event` caused it (peer = the waiting rank)
 };
 
 struct SyncPoint {
@@ -62,6 +66,8 @@ struct SyncPoint {
   int reference = -1;           // collective: comm rank of the cause (latest / root / latest sender)
   std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
+  double part = 0;                       // pair: share of the wait explained by `part_delay` (PairSyncFinding)
+  DelayKind part_delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
   double propagating = 0;         // part of this wait that caused further waiting
   double indirect = 0;            // part of this wait explained by the cause's own waiting
@@ -71,11 +77,17 @@ struct SyncPoint {
 // (it tells the cause) or its cause (it hears of it).
 inline bool waits_p2p(const SyncPoint& sp) {
   return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier ||
-          sp.kind == SyncKind::ScanWait) &&
+          sp.kind == SyncKind::ScanWait || sp.kind == SyncKind::PairWait) &&
          sp.wait > 0;
 }
 inline bool causes_p2p(SyncKind k) {
-  return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause;
+  return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause ||
+         k == SyncKind::PairCause;
+}
+// A wait of a message (Late Sender, Late Receiver): the wait-state classes
+// (direct/indirect, propagating/terminal) are of these.
+inline bool is_message_wait(SyncKind k) {
+  return k == SyncKind::LsRecv || k == SyncKind::LrSend || k == SyncKind::LsRecvEarlier;
 }
 // Whether this member gives anything at a delayed collective: only one that
 // waited there (and is not the reference).  The replay defers the step of
@@ -91,6 +103,7 @@ inline SyncKind waiting_kind(SyncKind cause) {
   return cause == SyncKind::LsSend      ? SyncKind::LsRecv
          : cause == SyncKind::LrRecv    ? SyncKind::LrSend
          : cause == SyncKind::ScanCause ? SyncKind::ScanWait
+         : cause == SyncKind::PairCause ? SyncKind::PairWait
                                         : SyncKind::LsRecvEarlier;
 }
 
@@ -219,6 +232,8 @@ class SyncReplay {
     std::vector<LateReceiverFinding> late_receivers;
     // Every analyzed collective instance of the analyzed location (wait or not).
     std::vector<CollectiveSyncFinding> collectives;
+    // Waits for a call of another rank (PairSyncFinding) that are traced.
+    std::vector<PairSyncFinding> pairs;
     // Sends of this epoch whose receive was a Late Sender: (receiver, seq) -> event.
     std::vector<std::pair<std::pair<int, std::uint32_t>, std::size_t>> late_sends;
     // Sends of the epoch before whose receive waited for them in this one:
@@ -241,6 +256,7 @@ class SyncReplay {
       late_senders.clear();
       late_receivers.clear();
       collectives.clear();
+      pairs.clear();
       late_sends.clear();
       late_earlier_sends.clear();
       crossing_sends.clear();
@@ -257,6 +273,9 @@ class SyncReplay {
   // Late Receiver waits of the last run whose receive was posted in a
   // window walked before (the wait is found; its delay costs are not).
   std::uint64_t unexplained() const { return unexplained_; }
+  // Waits for a call of another rank (PairSyncFinding) of the last run with
+  // one of the two calls in another epoch's window (found, not explained).
+  std::uint64_t unexplained_pairs() const { return unexplained_pairs_; }
   // A window was analyzed for time only: intervals across it are unknown.
   void forget_intervals() { carry_.invalidate(); }
   // Collective over all ranks.
@@ -276,6 +295,7 @@ class SyncReplay {
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
   std::uint64_t unexplained_ = 0;
+  std::uint64_t unexplained_pairs_ = 0;
   IntervalCarry carry_;
   SymTable syms_;
   ReplayMail mail_;

@@ -75,13 +75,26 @@ inline CollectiveSyncFinding charge_instance(ReplayContext& ctx, const Collectiv
 // `delayed` says whether anyone waited; both must be the same on every
 // member.  Every member that loaded the instance publishes it, whether or
 // not it waited or the pattern charges its part.
+// `part`: the share of the wait a sub-pattern with its own delay kind
+// explains (CollectiveSyncFinding::part).
 inline void publish_collective(ReplayContext& ctx, const CollectiveView& v, Metric m, double wait, DelayKind delay,
-                               int reference, bool delayed) {
+                               int reference, bool delayed, double part = 0,
+                               DelayKind part_delay = DelayKind::kCount) {
   CollectiveSyncFinding f = charge_instance(ctx, v, m, wait);
   f.delay = delay;
   f.reference = reference;
   f.delayed = delayed;
+  f.part = part;
+  f.part_delay = part_delay == DelayKind::kCount ? delay : part_delay;
   ctx.publish(f);
+}
+
+// Early Fence (seed 001, Figure 4): the part of a synchronizing fence's wait
+// before the latest RMA operation on this member's window left (the fence
+// closes an access epoch; else 0).
+inline double early_fence_wait(const CollectiveView& v, const CollResult& r) {
+  if (!r.closes_epoch || r.latest_access == INT64_MIN || v.all->max_enter > v.all->min_leave) return 0.0;
+  return std::max(0.0, std::min(v.wait_for(v.all->max_enter), v.wait_for(r.latest_access)));
 }
 
 // The same for a prefix kind (Scan, Exscan): this member waited for world

@@ -15,6 +15,9 @@
 // latest sender) broadcasts its profile, every waiting member computes its
 // contribution, a sum-reduction brings them back (no loop over ranks).
 //
+// A pair of calls (PairSyncFinding: RMA Late Post, Early Wait, lock
+// competition) is explained like a message, with its finding's delay kind.
+//
 // Classes of Late Sender / Late Receiver waits: indirect = the part explained
 // by the cause's own waiting (s * w, sent back to the waiting rank after the
 // walk), direct = the rest; propagating = the largest part of a wait that
@@ -95,15 +98,22 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const double denom = sum_d + w;
     if (denom <= 0 || remote_wait <= 0) return;
     const double scale = std::min(remote_wait / denom, 1.0);
-    const int kind = static_cast<int>(sp.delay);
-    for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kShort[kind], m.callpaths[i], scale * d[i]);
+    // A sub-pattern's share of the wait (Late Complete in Early Wait) is
+    // charged to its own kind.
+    const int kind = static_cast<int>(sp.delay), part_kind = static_cast<int>(sp.part_delay);
+    const double part = std::clamp(sp.part, 0.0, 1.0);
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      ctx.add(kShort[kind], m.callpaths[i], (1 - part) * scale * d[i]);
+      if (part > 0) ctx.add(kShort[part_kind], m.callpaths[i], part * scale * d[i]);
+    }
     // Long-term: cost_X / denom on each excess, once the costs are known.
     Sym costs = ctx.incoming(slot);
     auto& pts = ctx.points();
     for (std::size_t e = j + 1; e < k; ++e) {
       SyncPoint& own = pts[e];
       if (own.wait <= 0) continue;
-      cost_[e].c[static_cast<std::size_t>(kind)] += scale * own.wait;
+      cost_[e].c[static_cast<std::size_t>(kind)] += (1 - part) * scale * own.wait;
+      if (part > 0) cost_[e].c[static_cast<std::size_t>(part_kind)] += part * scale * own.wait;
       cost_[e].add(costs, own.wait / denom);
       own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
     }
@@ -149,9 +159,11 @@ class DelayCosts final : public Pattern, public SyncHandler {
       hashes[i] = in.get<std::uint64_t>();
       g[i] = in.get<double>();
     }
-    // Layout: short[n], long[kinds][n], scale, cost scales[kinds].
+    // Layout: short[n], part short[n], long[kinds][n], scale, part scale,
+    // cost scales[kinds] (the part: a sub-pattern's share of the wait,
+    // SyncPoint::part, charged to its own kind).
     const std::size_t base = out.size();
-    out.resize(base + (1 + kDelayKinds) * n + 1 + kDelayKinds, 0.0);
+    out.resize(base + (2 + kDelayKinds) * n + 2 + kDelayKinds, 0.0);
     const CommDef* c = ctx.defs().comm(sp.comm);
     if (!gives_at(sp, c)) return;
     const auto iv = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference));
@@ -168,34 +180,43 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const double denom = sum_d + ref_waits;
     if (denom <= 0) return;
     double* o = &out[base];
-    const double scale = sp.wait / denom;
-    for (std::uint32_t i = 0; i < n; ++i) o[i] = scale * d[i];
+    const double scale = sp.wait / denom, part = std::clamp(sp.part, 0.0, 1.0);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      o[i] = (1 - part) * scale * d[i];
+      o[n + i] = part * scale * d[i];
+    }
     const auto costs = ctx.value(cost_[ctx.current()], slot);  // (known at collectives)
+    double* scales = o + (2 + kDelayKinds) * n;
     for (int x = 0; x < kDelayKinds; ++x) {
       const double cs = costs[static_cast<std::size_t>(x)] / denom;
-      for (std::uint32_t i = 0; i < n; ++i) o[(1 + x) * n + i] = cs * d[i];
-      o[(1 + kDelayKinds) * n + 1 + x] = cs;
+      for (std::uint32_t i = 0; i < n; ++i) o[(2 + x) * n + i] = cs * d[i];
+      scales[2 + x] = cs;
     }
-    o[(1 + kDelayKinds) * n] = scale;
+    scales[0] = (1 - part) * scale;
+    scales[1] = part * scale;
   }
 
   void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) override {
     const std::size_t n = group_.callpaths.size();
-    const int kind = static_cast<int>(sp.delay);
-    for (std::size_t i = 0; i < n; ++i) ctx.add(kShort[kind], group_.callpaths[i], sum[i]);
-    for (int x = 0; x < kDelayKinds; ++x) {
-      for (std::size_t i = 0; i < n; ++i) ctx.add(kLong[x], group_.callpaths[i], sum[(1 + x) * n + i]);
+    const int kind = static_cast<int>(sp.delay), part_kind = static_cast<int>(sp.part_delay);
+    for (std::size_t i = 0; i < n; ++i) {
+      ctx.add(kShort[kind], group_.callpaths[i], sum[i]);
+      ctx.add(kShort[part_kind], group_.callpaths[i], sum[n + i]);
     }
-    const double scales = sum[(1 + kDelayKinds) * n];
+    for (int x = 0; x < kDelayKinds; ++x) {
+      for (std::size_t i = 0; i < n; ++i) ctx.add(kLong[x], group_.callpaths[i], sum[(2 + x) * n + i]);
+    }
+    const double* scales = sum + (2 + kDelayKinds) * n;
     auto& pts = ctx.points();
     for (std::size_t e = group_start_ + 1; e < ctx.current(); ++e) {
       SyncPoint& own = pts[e];
       if (own.wait <= 0) continue;
       for (int x = 0; x < kDelayKinds; ++x) {
-        cost_[e].c[static_cast<std::size_t>(x)] += ((x == kind ? scales : 0.0) + sum[(1 + kDelayKinds) * n + 1 + x]) * own.wait;
+        const double direct = (x == kind ? scales[0] : 0.0) + (x == part_kind ? scales[1] : 0.0);
+        cost_[e].c[static_cast<std::size_t>(x)] += (direct + scales[2 + x]) * own.wait;
       }
     }
-    sum += (1 + kDelayKinds) * n + 1 + kDelayKinds;
+    sum += (2 + kDelayKinds) * n + 2 + kDelayKinds;
   }
 
   Task<> end_walk(SyncContext& ctx) override {
@@ -211,7 +232,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     };
     std::map<int, std::vector<Share>> back;
     for (const SyncPoint& sp : ctx.points()) {
-      if (causes_p2p(sp.kind) && sp.indirect > 0) {
+      if (causes_p2p(sp.kind) && is_message_wait(waiting_kind(sp.kind)) && sp.indirect > 0) {
         back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting_kind(sp.kind)), sp.epoch, 0, sp.indirect});
       }
     }
@@ -220,7 +241,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
     }
     for (SyncPoint& sp : ctx.points()) {
-      if (!waits_p2p(sp) || is_scan(sp.kind)) continue;
+      if (!waits_p2p(sp) || !is_message_wait(sp.kind)) continue;
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;

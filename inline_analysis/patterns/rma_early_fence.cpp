@@ -3,6 +3,7 @@
 // its own fence enter to the leave of the latest operation any origin
 // issued on it in the closing epoch (exchanged by rma_accesses.cpp):
 //   early = min(wait at fence, max(0, min(latest access leave, own leave) - own enter))
+// Its delay costs: rma_wait_at_fence.cpp.
 #include "collective_view.hpp"
 
 namespace onlinews::analysis {
@@ -18,9 +19,7 @@ class RmaEarlyFence final : public Pattern {
   void on_collective(const Event& e, ReplayContext& ctx) {
     CollectiveView v;
     if (!v.load(e, ctx, CollKind::Fence)) return;
-    const CollResult* r = ctx.collective();
-    if (!r->closes_epoch || r->latest_access == INT64_MIN || v.all->max_enter > v.all->min_leave) return;
-    const double early = std::min(v.wait_for(v.all->max_enter), v.wait_for(r->latest_access));
+    const double early = early_fence_wait(v, *ctx.collective());
     if (early > 0) ctx.add(Metric::mpi_rma_early_fence, early);
   }
 };

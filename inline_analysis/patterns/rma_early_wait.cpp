@@ -7,7 +7,10 @@
 //   late complete = max(0, min(latest complete enter, wait leave)
 //                          - max(latest operation leave, wait enter))
 // (an origin without an operation counts from its MPI_Win_start's leave).
-// Charged at the epoch's end, when the origins' times came (rma_accesses.cpp).
+// Charged in the epoch the origins' times came (rma_accesses.cpp).  The wait
+// is a synchronization point whose cause is the latest origin's
+// MPI_Win_complete (delay_rma_earlywait; its Late Complete share,
+// delay_rma_latecomplete, is that share of its delay costs).
 #include <algorithm>
 
 #include "../pattern.hpp"
@@ -18,14 +21,25 @@ namespace {
 class RmaEarlyWait final : public Pattern {
  public:
   void subscribe(Dispatch&) override {}
-  void on_epoch_end(ReplayContext& ctx) override {
+  void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const ExposureEpochResult& x : ctx.rma_epochs()->exposure) {
       if (x.latest_complete <= x.wait_enter) continue;
       const std::int64_t until = std::min(x.latest_complete, x.wait_leave);
-      ctx.add_at(Metric::mpi_rma_early_wait, x.location, x.wait_cp, secs(until - x.wait_enter));
+      PairSyncFinding f;
+      f.location = x.location;
+      f.waiting = x.wait_at;
+      f.cause = x.latest_complete_at;
+      f.wait = secs(until - x.wait_enter);
+      f.delay = DelayKind::RmaEarlyWait;
+      f.part_delay = DelayKind::RmaLateComplete;
+      ctx.add_at(Metric::mpi_rma_early_wait, x.location, x.wait_cp, f.wait);
       const std::int64_t from = std::max(x.latest_access, x.wait_enter);
-      if (until > from) ctx.add_at(Metric::mpi_rma_late_complete, x.location, x.wait_cp, secs(until - from));
+      if (until > from) {
+        ctx.add_at(Metric::mpi_rma_late_complete, x.location, x.wait_cp, secs(until - from));
+        f.part = secs(until - from) / f.wait;
+      }
+      ctx.publish(f);
     }
   }
 };

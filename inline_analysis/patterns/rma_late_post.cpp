@@ -8,8 +8,10 @@
 // and an RMA operation (seed 001's Early Transfer) blocked if its own
 // target's post entered during it: wait = post - operation enter.  A call
 // wrongly taken to have blocked lasted only as long as the "wait" it is
-// charged, so the error is small (seed 001 §4).  Charged at the epoch's end,
-// when the targets' times came (rma_accesses.cpp).
+// charged, so the error is small (seed 001 §4).  Charged in the epoch the
+// targets' times came (rma_accesses.cpp).  Each wait is a synchronization
+// point whose cause is that target's MPI_Win_post (delay_rma_latepost): the
+// wait ends where the post began.
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -18,21 +20,37 @@ namespace {
 class RmaLatePost final : public Pattern {
  public:
   void subscribe(Dispatch&) override {}
-  void on_epoch_end(ReplayContext& ctx) override {
+  void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const AccessEpochResult& a : ctx.rma_epochs()->access) {
       const std::int64_t p = a.latest_post;
       if (p > a.start_enter && p <= a.start_leave) {
-        ctx.add_at(Metric::mpi_rma_sync_late_post, a.location, a.start_cp, secs(p - a.start_enter));
+        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.start_cp, secs(p - a.start_enter), a.start_at,
+               a.latest_post_at);
       } else if (p > a.complete_enter && p <= a.complete_leave) {
-        ctx.add_at(Metric::mpi_rma_sync_late_post, a.location, a.complete_cp, secs(p - a.complete_enter));
+        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.complete_cp, secs(p - a.complete_enter),
+               a.complete_at, a.latest_post_at);
       }
       for (const AccessEpochResult::Op& op : a.ops) {
         if (op.post > op.enter && op.post <= op.leave) {
-          ctx.add_at(Metric::mpi_rma_comm_late_post, a.location, op.callpath, secs(op.post - op.enter));
+          charge(ctx, Metric::mpi_rma_comm_late_post, a.location, op.callpath, secs(op.post - op.enter), op.at,
+                 op.post_at);
         }
       }
     }
+  }
+
+ private:
+  static void charge(ReplayContext& ctx, Metric m, int location, std::uint32_t cp, double wait, EventRef at,
+                     EventRef post) {
+    ctx.add_at(m, location, cp, wait);
+    PairSyncFinding f;
+    f.location = location;
+    f.waiting = at;
+    f.cause = post;
+    f.wait = wait;
+    f.delay = DelayKind::RmaLatePost;
+    ctx.publish(f);
   }
 };
 

@@ -2,7 +2,8 @@
 // a passive-target epoch (lock, flush, unlock; or an RMA operation where the
 // library acquires the lock lazily) that waited for a lock another origin
 // held on the target, until that origin's release (rma_locks.cpp).  Charged
-// at the epoch's end, when the target's answer came.
+// in the epoch the target's answer came.  The wait is a synchronization
+// point whose cause is the holder's MPI_Win_unlock (delay_rma_lockcompetition).
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -11,12 +12,19 @@ namespace {
 class RmaLockCompetition final : public Pattern {
  public:
   void subscribe(Dispatch&) override {}
-  void on_epoch_end(ReplayContext& ctx) override {
+  void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const LockCallResult& c : ctx.rma_epochs()->lock_calls) {
       if (c.competition <= 0) continue;
       const Metric m = c.operation ? Metric::mpi_rma_comm_lock_competition : Metric::mpi_rma_sync_lock_competition;
       ctx.add_at(m, c.location, c.callpath, c.competition);
+      PairSyncFinding f;
+      f.location = c.location;
+      f.waiting = c.at;
+      f.cause = c.released_by;
+      f.wait = c.competition;
+      f.delay = DelayKind::RmaLockCompetition;
+      ctx.publish(f);
     }
   }
 };

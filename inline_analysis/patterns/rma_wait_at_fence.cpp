@@ -5,7 +5,10 @@
 //   latest enter <= earliest leave.
 // Then every member waits for the last one to enter:
 //   wait = max(0, min(latest enter, own leave) - own enter)
-// and the last member to enter caused the waits (delay_rma_fence).  A fence
+// and the last member to enter caused the waits (delay_rma_fence; the Early
+// Fence share of each member's wait, rma_early_fence.cpp, is charged as
+// delay_rma_earlyfence: the origin whose access ended last most often
+// entered last too, and a wait is explained once).  A fence
 // that did not synchronize is no synchronization point: nobody waited, and
 // the critical path does not pass between ranks there.
 #include "collective_view.hpp"
@@ -25,9 +28,11 @@ class RmaWaitAtFence final : public Pattern {
     if (!v.load(e, ctx, CollKind::Fence)) return;
     const bool synchronizing = v.all->max_enter <= v.all->min_leave;
     const double wait = synchronizing ? v.wait_for(v.all->max_enter) : 0.0;
+    const double early = early_fence_wait(v, *ctx.collective());
     publish_collective(ctx, v, Metric::mpi_rma_wait_at_fence, wait, DelayKind::RmaFence,
                        v.comm_rank_of_world(v.all->max_enter_rank),
-                       synchronizing && v.all->min_enter < v.all->max_enter);
+                       synchronizing && v.all->min_enter < v.all->max_enter, wait > 0 ? early / wait : 0.0,
+                       DelayKind::RmaEarlyFence);
   }
 };
 

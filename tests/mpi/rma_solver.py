@@ -29,7 +29,11 @@ from run_scenario import mpi_env, script_args, until_passed, validate  # noqa: E
 
 WAITS = ["mpi_rma_wait_at_fence", "mpi_rma_early_fence", "mpi_rma_sync_late_post", "mpi_rma_comm_late_post",
          "mpi_rma_early_wait", "mpi_rma_late_complete", "mpi_rma_sync_lock_competition",
-         "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress", "delay_rma_fence"]
+         "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress"]
+# Root causes through the RMA synchronizations (short- and long-term,
+# inclusive): within 2 % or 15 ms of the one-epoch analysis.
+DELAYS = ["delay_rma_fence_aggregate", "delay_rma_latepost_aggregate", "delay_rma_earlywait_aggregate",
+          "delay_rma_latecomplete_aggregate", "delay_rma_lockcompetition_aggregate", "delay", "critical_path"]
 COUNTS = ["mpi_rma_pairsync_count", "mpi_rma_pairsync_unneeded_count", "comms_rma_puts", "comms_rma_atomics"]
 # Known difference, printed and not checked (docs/analyses.md, RMA): in the
 # lock_all variant, Wait for Progress in MPI_Win_flush_all differs between
@@ -67,12 +71,13 @@ def main():
             failures += [f"{mode}: {x}" for x in validate(online)]
             epochs, dropped = int(online.attrs["epochs"]), int(online.attrs["dropped_events"])
             print(f"  {mode}: {epochs} epochs ({online.attrs['requested_cuts']} requested cuts), {dropped} dropped "
-                  f"events, epochs' share of the run {share.group(1) if share else '?'} %")
+                  f"events, epochs' share of the run {share.group(1) if share else '?'} %, "
+                  f"{online.attrs.get('unexplained_rma_waits', 0)} RMA waits not traced across cuts")
             if epochs < 5 or dropped != 0:
                 failures.append(f"{mode}: {epochs} epochs (want >= 5), {dropped} dropped events (want 0)")
-            for m in WAITS:
+            for m in WAITS + DELAYS:
                 a, b = online.value(m), post.value(m)
-                ok = abs(a - b) <= max(0.01 * max(a, b), 0.015)
+                ok = abs(a - b) <= max((0.02 if m in DELAYS else 0.01) * max(a, b), 0.015)
                 known = m in NOT_COMPARED.get(mode, ())
                 if a or b:
                     print(f"    {'note' if known else 'ok  ' if ok else 'FAIL'} {m:32s} epochs {a:8.4f} s  "

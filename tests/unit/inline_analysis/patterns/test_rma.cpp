@@ -148,6 +148,14 @@ TEST_CASE("early fence: the target waits for the latest access to its window", "
   CHECK(res[1].get(Metric::mpi_rma_early_fence) == Approx(1.1));
   CHECK(res[0].get(Metric::mpi_rma_early_fence) == 0.0);
   CHECK(res[2].get(Metric::mpi_rma_early_fence) == 0.0);
+  // Delay costs, on rank 2 (last to enter): its interval since the opening
+  // fence (0.1-2.2) holds 2.0 s outside MPI and its 0.1 s get; rank 0's
+  // 0.5 s outside MPI and its put, rank 1's 0.9 s.  Rank 0's 1.5 s wait is
+  // all explained (excess 1.5 + 0.1), rank 1's 1.2 s too (excess 1.1 +
+  // 0.1): 11/12 of it, its Early Fence share, as Early Fence.
+  CHECK(res[2].get(Metric::delay_rma_earlyfence) == Approx(1.1));
+  CHECK(res[2].get(Metric::delay_rma_fence) == Approx(1.5 + 0.1));
+  CHECK(res[0].get(Metric::delay) + res[1].get(Metric::delay) == Approx(0.0).margin(1e-12));
   const double unneeded[3] = {3.0, 1.0, 3.0};
   for (int i = 0; i < 3; ++i) {
     CHECK(res[i].get(Metric::mpi_rma_pairsync_count) == 3.0);  // the opening fence counts none
@@ -363,6 +371,11 @@ TEST_CASE("post/start/complete/wait epochs that wait for their partners across a
   CHECK(res[0].get(Metric::mpi_rma_pairsync_count) == 1.0);
   CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.1));
   CHECK(res[0].facts.back().rma_sync_errors + res[1].facts.back().rma_sync_errors == 0);
+  // Rank 3's wait lies in window 0, its cause in window 1: found, not
+  // traced (and nothing is charged to rank 2).  Rank 1's pair is traced.
+  CHECK(res[3].facts.back().unexplained_rma_waits == 1);
+  CHECK(res[1].facts.front().unexplained_rma_waits == 0);
+  CHECK(res[2].get(Metric::delay_rma) == 0.0);
 }
 
 TEST_CASE("a start that blocks across a requested cut keeps its enter", "[rma][gats][cuts]") {
@@ -384,4 +397,110 @@ TEST_CASE("a start that blocks across a requested cut keeps its enter", "[rma][g
   CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == Approx(0.5));
   CHECK(res[0].get(Metric::mpi_rma_sync_late_post, rt::kRegion_MPI_Win_start) == Approx(0.5));
   CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(0.1));
+}
+
+// Root causes through RMA synchronizations: each wait is a pair of calls in
+// the backward replay (PairSyncFinding), explained like a message.
+TEST_CASE("late post: delay costs on the target's extra work, the path through its post", "[rma][gats][delay]") {
+  // Window created 0.0-0.1 by both.  Origin 0 works 0.1-1.0 and blocks in
+  // MPI_Win_start 1.0-2.0 until target 1 posts at 2.0 after working
+  // 0.1-2.0: Late Post 1.0 s, caused by the target's 0.9 s of extra work
+  // (d = 1.9 - 0.9 s of work; the scale min(1.0 / 1.0, 1) = 1).  The
+  // origin then puts, completes, works 2.15-3.0 and enters the closing
+  // barrier last (3.0): the path runs back through its work (0.85 s), over
+  // its Late Post to the target's post, and through the target's work
+  // (1.9 s).
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g0 = add_group(r, {0}), g1 = add_group(r, {1});
+  for (auto& v : r) v.coll(0.0, 0.1, rt::kRegion_MPI_Win_create, -1, 0, 0, win);
+  r[1].region(0.1, 2.0, kWork);
+  epoch_call(r[1], win, 2.0, 2.05, EventKind::WinPost, g0);
+  epoch_call(r[1], win, 2.1, 2.2, EventKind::WinWait);
+  r[1].coll(2.5, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  r[0].region(0.1, 1.0, kWork);
+  epoch_call(r[0], win, 1.0, 2.0, EventKind::WinStart, g1);
+  rma_op(r[0], win, 2.0, 1);
+  epoch_call(r[0], win, 2.1, 2.15, EventKind::WinComplete);
+  r[0].region(2.15, 3.0, kWork);
+  r[0].coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(4.0);
+  auto res = replay(r);
+  CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == Approx(1.0));
+  CHECK(res[1].get(Metric::delay_rma_latepost, kWork) == Approx(1.0));
+  CHECK(res[1].get(Metric::delay_rma_latepost) == Approx(1.0));
+  CHECK(res[0].get(Metric::delay_rma_latepost) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get(Metric::critical_path, kWork) == Approx(0.85));
+  CHECK(res[1].get(Metric::critical_path, kWork) == Approx(1.9));
+  // The path tiles the run: 0.1 (create) + 1.9 + 0.05 + 0.1 (the put from
+  // 2.0) + 0.05 (complete) + 0.85 + 0.1 (barrier).
+  CHECK(res[0].get(Metric::critical_path) + res[1].get(Metric::critical_path) == Approx(3.1));
+}
+
+TEST_CASE("early wait: delay costs on the last origin, the Late Complete share of its own kind", "[rma][gats][delay]") {
+  // Target 1 posts at 0.2 and waits 0.3-2.0; origin 0 starts at 0.25, puts
+  // 0.3-0.4, works 0.4-1.9 and enters MPI_Win_complete at 1.9: Early Wait
+  // 1.9 - 0.3 = 1.6 s, of which Late Complete 1.9 - 0.4 = 1.5 s.  The
+  // origin's excess over the target since the window's creation is its
+  // work, put and start (1.61 s), so all 1.6 s are explained: 1.5 s as Late
+  // Complete, 0.1 s as Early Wait.  The target works 2.0-3.0 and enters
+  // the closing barrier last: the path holds the target's work (1.0 s), the
+  // tail of its wait after the complete began (0.1 s), and the origin's
+  // work (1.5 s).
+  auto r = make_ranks(2);
+  const std::uint16_t win = add_window(r);
+  const std::uint32_t g0 = add_group(r, {0}), g1 = add_group(r, {1});
+  for (auto& v : r) v.coll(0.0, 0.1, rt::kRegion_MPI_Win_create, -1, 0, 0, win);
+  epoch_call(r[1], win, 0.2, 0.21, EventKind::WinPost, g0);
+  epoch_call(r[1], win, 0.3, 2.0, EventKind::WinWait);
+  r[1].region(2.0, 3.0, kWork);
+  r[1].coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  epoch_call(r[0], win, 0.25, 0.26, EventKind::WinStart, g1);
+  rma_op(r[0], win, 0.3, 1);
+  r[0].region(0.4, 1.9, kWork);
+  epoch_call(r[0], win, 1.9, 1.95, EventKind::WinComplete);
+  r[0].coll(2.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(4.0);
+  auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_rma_early_wait) == Approx(1.6));
+  CHECK(res[1].get(Metric::mpi_rma_late_complete) == Approx(1.5));
+  CHECK(res[0].get(Metric::delay_rma_latecomplete) == Approx(1.5));
+  CHECK(res[0].get(Metric::delay_rma_earlywait) == Approx(0.1));
+  CHECK(res[0].get(Metric::delay_rma_latecomplete, kWork) == Approx(1.5 * 1.6 / 1.61 * 1.5 / 1.6));
+  CHECK(res[1].get(Metric::delay_rma) == Approx(0.0).margin(1e-12));
+  CHECK(res[1].get(Metric::critical_path, kWork) == Approx(1.0));
+  CHECK(res[1].get(Metric::critical_path, rt::kRegion_MPI_Win_wait) == Approx(0.1));
+  CHECK(res[0].get(Metric::critical_path, kWork) == Approx(1.5));
+  CHECK(res[0].get(Metric::critical_path) + res[1].get(Metric::critical_path) == Approx(3.1));
+}
+
+TEST_CASE("lock competition: delay costs on the holder's work while it held the lock", "[rma][locks][delay]") {
+  // Target 0 computes until the closing barrier.  Origin 1 locks it
+  // exclusively at 0.2, works 0.21-2.0 and unlocks 2.0-2.05; origin 2 asks
+  // at 0.5 and gets the lock at 2.05: competition 1.55 s.  Since the
+  // window's creation, origin 1 spent 1.79 s working and 0.01 s locking
+  // beyond origin 2 (whose 0.4 s outside MPI match origin 1's 0.1 s and
+  // more): all 1.55 s are explained, 1.55 * 1.79 / 1.8 of it by the work.
+  // Origin 2 works 2.15-3.0 and enters the barrier last: the path runs
+  // back through that work (0.85 s), over its lock's wait to origin 1's
+  // unlock, and through origin 1's work (1.79 s).
+  auto r = make_ranks(3);
+  const std::uint16_t win = add_window(r);
+  for (auto& v : r) v.coll(0.0, 0.1, rt::kRegion_MPI_Win_create, -1, 0, 0, win);
+  lock_call(r[1], win, 0.2, 0.21, EventKind::WinLock, 0);
+  r[1].region(0.21, 2.0, kWork);
+  lock_call(r[1], win, 2.0, 2.05, EventKind::WinUnlock, 0);
+  lock_call(r[2], win, 0.5, 2.05, EventKind::WinLock, 0);
+  lock_call(r[2], win, 2.1, 2.15, EventKind::WinUnlock, 0);
+  r[2].region(2.15, 3.0, kWork);
+  for (int i = 0; i < 3; ++i) r[i].coll(i == 2 ? 3.0 : 2.5, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(4.0);
+  auto res = replay(r);
+  CHECK(res[2].get(Metric::mpi_rma_sync_lock_competition) == Approx(1.55));
+  CHECK(res[1].get(Metric::delay_rma_lockcompetition) == Approx(1.55));
+  CHECK(res[1].get(Metric::delay_rma_lockcompetition, kWork) == Approx(1.55 * 1.79 / 1.8));
+  CHECK(res[2].get(Metric::delay_rma) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get(Metric::delay_rma) == Approx(0.0).margin(1e-12));
+  CHECK(res[2].get(Metric::critical_path, kWork) == Approx(0.85));
+  CHECK(res[1].get(Metric::critical_path, kWork) == Approx(1.79));
 }
