@@ -142,8 +142,23 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
   // that began before a requested cut is recorded after it (at its leave),
   // so this rank's MPI calls of the window before count too.
   const LocationState& st = loc(w.location);
+  // Kept as their union, sorted (nested and overlapping calls, a tool
+  // region inside MPI, as one).  Calls come in the order they were left, so
+  // a call swallows at most the ones nested in it just before: linear, where
+  // sorting a window of a million polls was the lock analysis' largest cost.
   std::vector<std::pair<std::int64_t, std::int64_t>> in_mpi = std::move(in_mpi_before);
   in_mpi_before.clear();
+  auto add = [&in_mpi](std::int64_t a, std::int64_t b) {
+    while (!in_mpi.empty() && in_mpi.back().first >= a) {
+      b = std::max(b, in_mpi.back().second);
+      in_mpi.pop_back();
+    }
+    if (!in_mpi.empty() && in_mpi.back().second >= a) {
+      in_mpi.back().second = std::max(in_mpi.back().second, b);
+    } else {
+      in_mpi.emplace_back(a, b);
+    }
+  };
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const Event& e = w.events[i];
     const EventAnnotation& a = st.annot[i];
@@ -152,18 +167,8 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
     if (a.callpath == kNoCallpath) continue;
     const RegionDef* rd = defs.region(callpaths.node(a.callpath).region);
     if (rd == nullptr || (rd->kind != RegionKind::Mpi && rd->kind != RegionKind::Tool)) continue;
-    in_mpi.emplace_back(a.enter, leave ? static_cast<std::int64_t>(e.time) : INT64_MAX);
+    add(a.enter, leave ? static_cast<std::int64_t>(e.time) : INT64_MAX);
   }
-  std::sort(in_mpi.begin(), in_mpi.end());
-  std::size_t merged = 0;  // nested and overlapping calls (a tool region inside MPI) as one
-  for (const auto& iv : in_mpi) {
-    if (merged > 0 && iv.first <= in_mpi[merged - 1].second) {
-      in_mpi[merged - 1].second = std::max(in_mpi[merged - 1].second, iv.second);
-    } else {
-      in_mpi[merged++] = iv;
-    }
-  }
-  in_mpi.resize(merged);
   // Kept for the next window: this one's calls (the one before drops out).
   const std::int64_t first = w.events.empty() ? INT64_MIN : static_cast<std::int64_t>(w.events.front().time);
   for (const auto& iv : in_mpi) {
