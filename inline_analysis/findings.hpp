@@ -95,7 +95,8 @@ struct PairSyncFinding {
   static constexpr FindingKind kKind = FindingKind::PairSync;
   int location = 0;
   EventRef waiting;       // the call that waited (this rank's)
-  EventRef cause;         // the call it waited for; the wait ends at that call's enter
+  EventRef cause;         // the call it waited for; the wait ends at that call's enter,
+  bool at_cause_leave = false;  // ... or at its leave (an unlock's release)
   double wait = 0;        // seconds
   DelayKind delay = DelayKind::LateSender;
   // The share of the wait that a sub-pattern with a delay metric of its own

@@ -118,7 +118,8 @@ struct EventRef {
 // of the backward replay with its cause (PairSyncFinding).
 struct RmaRecord {
   static constexpr std::uint8_t kFenceAccess = 0, kAccess = 1, kExposure = 2, kLockCall = 3, kLockReply = 4;
-  static constexpr std::uint8_t kExclusive = 1;
+  static constexpr std::uint8_t kExclusive = 1;       // kLockCall
+  static constexpr std::uint8_t kReleasedInCall = 1;  // kLockReply: the release came before the call left
   std::uint64_t window_gid = 0;
   std::uint64_t number = 0;
   std::int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;  // ns
@@ -176,6 +177,7 @@ struct LockCallResult {
   double progress = 0;       // s: for the target to enter MPI
   EventRef at;               // the call
   EventRef released_by;      // competition: the other origin's MPI_Win_unlock that released the lock
+  bool released_in_call = false;  // ... and it returned before this call did
 };
 struct RmaEpochResults {
   std::vector<AccessEpochResult> access;

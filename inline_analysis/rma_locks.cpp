@@ -182,6 +182,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       const std::int64_t enter = r.t2, leave = r.t3;
       std::int64_t released = INT64_MIN;
       EventRef released_by;
+      bool in_call = false;
       for (const auto* by : {&holds, &holds_before}) {
         const auto found = by->find(r.window_gid);
         if (found == by->end()) continue;
@@ -197,6 +198,10 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
             if (at > released) {
               released = at;
               released_by = h.unlock;
+              // The lock may be granted before the releasing unlock
+              // returns: then the wait ended before that unlock's leave
+              // (the replay takes the unlock's enter as its moment).
+              in_call = h.release <= leave;
             }
           }
         }
@@ -206,6 +211,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
       if (released > enter) {
         answer.t0 = released - enter;
         answer.at = released_by;
+        answer.flags = in_call ? RmaRecord::kReleasedInCall : 0;
       } else if (origin != defs.world_rank && leave > enter) {
         // The time the target spent outside MPI during the call until it
         // entered MPI again: from the call's enter, or from the end of the
@@ -243,6 +249,7 @@ void Analyzer::Impl::file_lock_answers(int location, const std::map<int, std::ve
       if (competition > res.competition) {
         res.competition = competition;
         res.released_by = r.at;
+        res.released_in_call = (r.flags & RmaRecord::kReleasedInCall) != 0;
       }
       res.progress = std::max(res.progress, 1e-9 * static_cast<double>(r.t1));
     }

@@ -78,16 +78,17 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     std::uint64_t gid;  // a scan's communicator (0 for Late Receivers)
     std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq, the scan's instance or the pair's event
     std::uint32_t epoch;  // Late Receivers: the send's epoch
-    std::uint8_t delay, part_delay, pad[2];  // pairs: their DelayKinds
+    std::uint8_t delay, part_delay, at_leave, pad;  // pairs: their DelayKinds, PairSyncFinding::at_cause_leave
     double part;  // pairs: SyncPoint::part
   };
   std::map<int, std::vector<Note>> notes;
   auto note = [&notes](int peer, SyncKind kind, std::uint32_t seq, std::uint64_t gid, std::uint32_t epoch,
                        const SyncPoint* pair = nullptr) {
-    Note n{gid, static_cast<std::uint32_t>(kind), seq, epoch, 0, 0, {}, 0.0};
+    Note n{gid, static_cast<std::uint32_t>(kind), seq, epoch, 0, 0, 0, 0, 0.0};
     if (pair != nullptr) {
       n.delay = static_cast<std::uint8_t>(pair->delay);
       n.part_delay = static_cast<std::uint8_t>(pair->part_delay);
+      n.at_leave = pair->at_leave ? 1 : 0;
       n.part = pair->part;
     }
     notes[peer].push_back(n);
@@ -111,11 +112,13 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.delay = f.delay;
     s.part = f.part;
     s.part_delay = f.part_delay;
+    s.at_leave = f.at_cause_leave;  // (for the note: the cause's point needs it)
     const auto [at, fresh] = pair_at.try_emplace(EventRefKey{f.cause.rank, f.cause.event}, points_.size());
     if (fresh) {
       points_.push_back(s);
-    } else if (s.wait > points_[at->second].wait) {
-      points_[at->second] = s;
+    } else {
+      ++unexplained_pairs_;  // (one of two waits for the same call: the longer is traced)
+      if (s.wait > points_[at->second].wait) points_[at->second] = s;
     }
   }
   for (const auto& [key, k] : pair_at) note(points_[k].peer, SyncKind::PairCause, points_[k].seq, 0, 0, &points_[k]);
@@ -190,6 +193,10 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       } else if (kind == SyncKind::PairCause) {
         if (seq >= ev.size()) continue;
         SyncPoint s = make(SyncKind::PairCause, seq);
+        // The moment the wait ended: the call's enter, or its leave (a
+        // release), from which on the waiting rank went on.
+        s.at_leave = n.at_leave != 0 && an[seq].leave != kOpen;
+        if (s.at_leave) s.enter = an[seq].leave;
         s.peer = peer;
         s.seq = seq;
         s.delay = static_cast<DelayKind>(n.delay);
@@ -207,8 +214,18 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       }
     }
   }
-  std::stable_sort(points_.begin() + 1, points_.end(),
-                   [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
+  // In the order of the window's events; a call that both waited and caused
+  // another rank's wait (an MPI_Win_complete that waited for a post and
+  // ended a target's Early Wait) is two points, ordered by the moment each
+  // stands for: the wait's end, the cause's moment.  (Only pairs share an
+  // event with another point, and never with other kinds.)
+  auto moment = [](const SyncPoint& s) -> std::int64_t {
+    if (s.kind == SyncKind::PairWait) return s.enter + static_cast<std::int64_t>(s.wait * 1e9);
+    return s.kind == SyncKind::PairCause ? s.enter : 0;
+  };
+  std::stable_sort(points_.begin() + 1, points_.end(), [&moment](const SyncPoint& a, const SyncPoint& b) {
+    return a.event != b.event ? a.event < b.event : moment(a) < moment(b);
+  });
   // Late sends of the window before (kept with their intervals): they come
   // before everything in this window, so the walk reaches them last.
   std::vector<SyncPoint> earlier;

@@ -67,6 +67,7 @@ struct SyncPoint {
   std::int64_t min_leave = 0;   // collective: the earliest Leave of any member (ns)
   DelayKind delay = DelayKind::LateSender;
   double part = 0;                       // pair: share of the wait explained by `part_delay` (PairSyncFinding)
+  bool at_leave = false;                 // PairCause: the wait ended at the call's leave (`enter` holds it)
   DelayKind part_delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
   double propagating = 0;         // part of this wait that caused further waiting

@@ -189,10 +189,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.rma_sync_errors), in.rma_sync_errors == 1 ? "" : "s");
   }
   if (in.unexplained_rma_waits > 0) {
-    say(os, "onlinews: %llu RMA wait%s (Late Post, Early Wait, lock competition) had %s partner call in another "
-        "epoch's window: found, but not traced to %s causes (delay costs, critical path)\n",
+    say(os, "onlinews: %llu RMA wait%s (Late Post, Early Wait, lock competition) could not be paired with the "
+        "call that caused %s (in another epoch's window, mostly): found, but not traced (delay costs, critical "
+        "path)\n",
         static_cast<unsigned long long>(in.unexplained_rma_waits), in.unexplained_rma_waits == 1 ? "" : "s",
-        in.unexplained_rma_waits == 1 ? "its" : "their", in.unexplained_rma_waits == 1 ? "its" : "their");
+        in.unexplained_rma_waits == 1 ? "it" : "them");
   }
   if (in.unreceived_probes > 0) {
     say(os, "onlinews: %llu probes were not followed by the receive of their message on the same thread and "

@@ -127,7 +127,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       return;
     }
     out = held(ctx);
-    hand_over(sp);
+    hand_over(sp, ctx.window_begin());
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
@@ -144,7 +144,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     const Mask m = gives_at(sp, c) ? known_mask(ctx) : 0;
     const bool gives = m != 0;
     put_mask(out, gives ? m : 0);
-    if (gives) hand_over(sp);
+    if (gives) hand_over(sp, ctx.window_begin());
   }
 
   void reference_in(SyncPoint& sp, SyncContext&, const double*& sum) override {
@@ -218,9 +218,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
     std::optional<int> end_holder;  // the candidate that holds the path at the end
   };
 
-  // The path leaves this rank where its wait at `sp` ended.
-  void hand_over(const SyncPoint& sp) {
-    add_segment(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), segment_end_);
+  // The path leaves this rank where its wait at `sp` ended (a call that
+  // began before the window may have ended waiting before it too: the
+  // window before booked that part).
+  void hand_over(const SyncPoint& sp, std::int64_t window_begin) {
+    add_segment(std::max(window_begin, sp.enter + static_cast<std::int64_t>(sp.wait * 1e9)), segment_end_);
     run_ = incs_.size();
   }
   // Paths arriving at `at` continue on this rank: whatever held it from

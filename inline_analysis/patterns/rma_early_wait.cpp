@@ -39,6 +39,9 @@ class RmaEarlyWait final : public Pattern {
         ctx.add_at(Metric::mpi_rma_late_complete, x.location, x.wait_cp, secs(until - from));
         f.part = secs(until - from) / f.wait;
       }
+      // A complete entered after the wait returned (clocks that disagree)
+      // ended no wait: the wait is charged, not traced (nor paired).
+      if (x.latest_complete > x.wait_leave) f.cause = EventRef{};
       ctx.publish(f);
     }
   }

@@ -24,6 +24,9 @@ class RmaLockCompetition final : public Pattern {
       f.cause = c.released_by;
       f.wait = c.competition;
       f.delay = DelayKind::RmaLockCompetition;
+      // The wait ended when the holder's unlock returned, unless the lock
+      // was granted before that (the unlock's enter is the moment then).
+      f.at_cause_leave = c.released_in_call;
       ctx.publish(f);
     }
   }
