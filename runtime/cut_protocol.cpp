@@ -38,9 +38,11 @@ void CutProtocol::apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t
     b.time = t;
     b.mapped = true;
     ++requested_;
+    last_requested_ = true;
   } else {
     b.raw = t;  // mapped like the events when the pipeline drains them
     ++syncs_;
+    last_requested_ = false;
   }
   known_ = number;
   last_boundary_ns_ = monotonic_ns();
@@ -83,11 +85,10 @@ bool CutProtocol::wants_cut() const {
   const double seconds = s_.cfg.epoch_seconds;
   // Test mode: a cut at every opportunity -- at every eligible collective
   // where the program has them (synchronizing cuts), and in code that turns
-  // out to be collective-free (none for kCollectiveFreeSeconds) as often as
-  // the analysis keeps up.
-  if (seconds == 0.0) {
-    return syncs_ == 0 && (requested_ > 0 || since_boundary() >= kCollectiveFreeSeconds);
-  }
+  // out to be collective-free (none for kCollectiveFreeSeconds, also after
+  // collectives before it: a solver's loop after its set-up) as often as the
+  // analysis keeps up, until a synchronizing cut comes again.
+  if (seconds == 0.0) return last_requested_ || since_boundary() >= kCollectiveFreeSeconds;
   // A synchronizing cut comes about every `seconds` where the program has
   // world-spanning collectives; ask only when that is clearly overdue, and
   // only with events of this rank to analyze (a rank that polled or waited

@@ -69,6 +69,7 @@ class CutProtocol {
   std::uint32_t known_ = 0;      // boundaries known here (all kinds)
   std::uint32_t requested_ = 0;  // requested boundaries known here (rank 0: announced)
   std::uint64_t syncs_ = 0;
+  bool last_requested_ = false;  // the latest boundary was a requested cut (test mode)
   std::uint64_t last_boundary_ns_ = 0;  // monotonic, for the time trigger
   bool stopped_ = false;
   // Standing broadcast (ranks != 0): number, T, flags.
