@@ -109,7 +109,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   int uncovered = nranks;
   for (std::size_t k = pts.size(); k-- > 1 && all_b == 0;) {
     const SyncPoint& s = pts[k];
-    if (is_scan(s.kind)) continue;  // (a scan bounds no interval)
+    if (is_scan(s.kind) || is_coll_pair(s.kind)) continue;  // (bound no interval)
     if (s.kind == SyncKind::Collective) {
       if (s.all_ranks) {
         all_b = k;
@@ -206,7 +206,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
     t_end = t;
     for (; next > std::max<std::size_t>(c.pos, 1); --next) {
       const SyncPoint& p = pts[next - 1];
-      if (p.wait <= 0) continue;
+      if (p.wait <= 0 || p.bound_only) continue;  // (counted at its CollWait point)
       acc.add(p.callpath, -p.wait);
       waits += p.wait;
     }

@@ -43,7 +43,7 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   out_.clear();
   posted_.clear();
   received_.clear();
-  // Inside the replay's collective steps, values keep flowing.
+  // Inside the replay's exchanges, values keep flowing.
   t.set_idle([this] {
     take_arrived();
     retry(false);

@@ -8,7 +8,7 @@
 // as it can be expressed for the receiver -- known, or in terms of values
 // the receiver itself will send.  Neither walk ever waits for the other
 // rank's walk to reach a point: a rank waits only for fixed parts (sent
-// up front) and, at collectives and at the end, for the values its walk
+// up front) and, at the end, for the values its walk
 // left open.  Between a master and its workers, whose values refer to each
 // other's, the whole exchange then takes a constant number of rounds
 // instead of one round trip per task.

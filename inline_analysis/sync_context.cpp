@@ -37,7 +37,9 @@ std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
-    if (is_scan(s.kind)) continue;  // synchronizes only with lower ranks: not a boundary
+    // A scan synchronizes only with lower ranks: not a boundary; a
+    // collective's pairs lie before its Collective point, the boundary.
+    if (is_scan(s.kind) || is_coll_pair(s.kind)) continue;
     if (s.kind == SyncKind::Collective) {
       if (s.all_ranks) return i;
       const CommDef* c = rc_.defs().comm(s.comm);
@@ -204,7 +206,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     }
   }
   for (std::size_t i = j + 1; i < k; ++i) {
-    if (p[i].wait <= 0) continue;
+    if (p[i].wait <= 0 || p[i].bound_only) continue;  // (a wait counts once: at its CollWait point)
     iv.waits += p[i].wait;
     add(p[i].callpath, -p[i].wait);
   }

@@ -137,7 +137,9 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   }
   // Collectives, as their patterns published them: every analyzed instance
   // bounds intervals; instances in which someone waited are replayed.
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> scans;  // (gid, instance) -> event
+  // (gid, instance) -> its event and local communicator (the instance's
+  // number on its communicator is unique in a window).
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::pair<std::size_t, std::uint16_t>> instances;
   for (const auto& f : in.collectives) {
     const CommDef* c = defs.comm(f.comm);
     if (f.event >= ev.size() || c == nullptr) continue;
@@ -149,9 +151,8 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.min_leave = f.min_leave;
     s.part = f.part;
     s.part_delay = f.part_delay;
+    instances[{f.gid, f.instance}] = {f.event, f.comm};
     if (f.pairwise) {
-      // (An instance's number on its communicator is unique in a window.)
-      scans[{f.gid, f.instance}] = f.event;
       const int cause = f.pair_cause;
       if (s.wait <= 0 || cause < 0 || cause >= defs.world_size || cause == defs.world_rank) continue;
       s.kind = SyncKind::ScanWait;
@@ -164,7 +165,20 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     }
     s.reference = f.reference;
     s.delayed = f.delayed;
+    // A member that waited at a delayed instance: its wait is a pair with
+    // the reference (which learns of it by a note), replayed like a message.
+    const int ref = c->world_rank_of(f.reference);
+    const bool pair = f.delayed && f.wait > 0 && c->my_rank != f.reference && ref >= 0 && ref != defs.world_rank;
+    s.bound_only = pair;
     points_.push_back(s);
+    if (!pair) continue;
+    s.kind = SyncKind::CollWait;
+    s.bound_only = false;
+    s.peer = ref;
+    s.seq = f.instance;
+    s.gid = f.gid;
+    points_.push_back(s);
+    note(ref, SyncKind::CollCause, f.instance, f.gid, 0, &s);
   }
   for (const auto& [peer, got] : co_await exchange_records(t, notes)) {
     for (const Note& n : got) {
@@ -203,13 +217,19 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         s.part_delay = static_cast<DelayKind>(n.part_delay);
         s.part = n.part;
         points_.push_back(s);
-      } else if (kind == SyncKind::ScanCause) {
-        const auto found = scans.find({gid, seq});
-        if (found == scans.end()) continue;
-        SyncPoint s = make(SyncKind::ScanCause, found->second);
+      } else if (kind == SyncKind::ScanCause || kind == SyncKind::CollCause) {
+        const auto found = instances.find({gid, seq});
+        if (found == instances.end()) continue;
+        SyncPoint s = make(kind, found->second.first);
+        s.comm = found->second.second;
         s.peer = peer;
         s.seq = seq;
         s.gid = gid;
+        // (A collective member's kinds: as its finding said, the same on
+        // every member; its share of a sub-pattern is its own.)
+        s.delay = static_cast<DelayKind>(n.delay);
+        s.part_delay = static_cast<DelayKind>(n.part_delay);
+        s.part = n.part;
         points_.push_back(s);
       }
     }
@@ -217,10 +237,12 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   // In the order of the window's events; a call that both waited and caused
   // another rank's wait (an MPI_Win_complete that waited for a post and
   // ended a target's Early Wait) is two points, ordered by the moment each
-  // stands for: the wait's end, the cause's moment.  (Only pairs share an
-  // event with another point, and never with other kinds.)
+  // stands for: the wait's end, the cause's moment.  A collective instance's
+  // pairs come before its Collective point, which bounds the intervals after
+  // it.  (Only these share an event with another point.)
   auto moment = [](const SyncPoint& s) -> std::int64_t {
     if (s.kind == SyncKind::PairWait) return s.enter + static_cast<std::int64_t>(s.wait * 1e9);
+    if (s.kind == SyncKind::Collective) return INT64_MAX;
     return s.kind == SyncKind::PairCause ? s.enter : 0;
   };
   std::stable_sort(points_.begin() + 1, points_.end(), [&moment](const SyncPoint& a, const SyncPoint& b) {
@@ -244,43 +266,6 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   std::stable_sort(earlier.begin(), earlier.end(),
                    [](const SyncPoint& a, const SyncPoint& b) { return a.enter < b.enter; });
   points_.insert(points_.begin() + 1, earlier.begin(), earlier.end());
-}
-
-// One collective point's exchange: the cause broadcasts, the members'
-// contributions come back summed.
-Task<> SyncReplay::collective_step(SyncPoint& sp, const std::vector<SyncHandler*>& handlers, SyncContext& ctx,
-                                   Transport& t) {
-  const CommDef* c = ctx.defs().comm(sp.comm);
-  ByteWriter w;
-  if (c->my_rank == sp.reference) {
-    for (auto* h : handlers) h->reference_out(sp, ctx, w);
-  }
-  std::vector<std::byte> data = std::move(w.bytes);
-  co_await t.bcast(*c, sp.reference, data);
-  ByteReader r(data.data(), data.size());
-  std::vector<double> contrib;
-  for (auto* h : handlers) h->member_contribute(sp, ctx, r, contrib);
-  co_await t.reduce_sum(*c, sp.reference, contrib.data(), contrib.size());
-  if (c->my_rank == sp.reference) {
-    const double* p = contrib.data();
-    for (auto* h : handlers) h->reference_in(sp, ctx, p);
-  }
-}
-
-// The collective steps this rank put off (it did not wait there: its
-// contribution is nothing), in walk order, before any other collective
-// operation: every member issues them in the same order.
-Task<> SyncReplay::catch_up(std::vector<std::size_t>& deferred, const std::vector<SyncHandler*>& handlers,
-                            SyncContext& ctx, Transport& t) {
-  if (deferred.empty()) co_return;
-  co_await mail_.pump();  // (what the others wait for goes out first)
-  const std::size_t here = ctx.current();
-  for (const std::size_t d : deferred) {
-    ctx.set_current(d);
-    co_await collective_step(points_[d], handlers, ctx, t);
-  }
-  deferred.clear();
-  ctx.set_current(here);
 }
 
 Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
@@ -316,7 +301,6 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   }
   co_await mail_.pump();
   for (auto* h : handlers) h->begin_walk(ctx);
-  std::vector<std::size_t> deferred;  // collective steps this rank takes part in later
   for (std::size_t k = points_.size(); k-- > 1;) {
     if ((k & 255) == 0) {
       co_await mail_.pump();
@@ -337,29 +321,9 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
           h->cause_p2p(sp, ctx, r);
         }
       }
-    } else if (sp.kind == SyncKind::Collective && sp.delayed) {
-      const CommDef* c = rc.defs().comm(sp.comm);
-      if (!gives_at(sp, c) && c->my_rank != sp.reference) {
-        // This member did not wait here: it contributes nothing that
-        // depends on its state, and takes its part later (before its next
-        // collective step).  Waiting for that step here could wait in a
-        // cycle: the member may have received, before it entered this
-        // collective, a message that a waiting member sent after leaving it
-        // (a broadcast does not synchronize), and that member waits below
-        // for the value this rank sends only once its walk reaches there.
-        deferred.push_back(k);
-      } else {
-        co_await catch_up(deferred, handlers, ctx, t);
-        // A member that waited hands on what it holds: its open values
-        // first.  (The reference only takes, but it settles too: its own
-        // values then go out before it waits in the step.)
-        co_await mail_.settle();
-        co_await collective_step(sp, handlers, ctx, t);
-      }
     }
     mail_.walked(k);
   }
-  co_await catch_up(deferred, handlers, ctx, t);
   // Every value known, every parcel taken.
   co_await mail_.finish();
   ctx.set_current(0);

@@ -11,6 +11,11 @@
 // and someone waited: a Late Sender receive and its send, a Late Receiver
 // send and its receive posting, a collective instance with waiting members;
 // MPI_Init/MPI_Finalize and the start of the window bound intervals too.
+// Every wait is replayed as a pair, the waiting rank and the one that caused
+// it (at a collective: each waiting member and the reference), so the walk
+// never runs a collective operation of its own: one whose members wait at
+// every instance (a fence loop) took one exchange per instance, each needing
+// every member at a progress point.
 // A synchronizing cut is a collective on all ranks, so no interval reaches
 // across it; across a requested cut intervals carry (interval_carry.hpp).
 #pragma once
@@ -48,6 +53,11 @@ enum class SyncKind : std::uint8_t {
   // Late Post, Early Wait, lock competition), replayed like a message.
   PairWait,    // this rank waited (peer = the cause's rank, seq = the cause's event)
   PairCause,   // this rank's call at `event` caused it (peer = the waiting rank)
+  // A member's wait at a delayed collective instance, as a pair with the
+  // instance's reference (seq = the instance, gid = the communicator); the
+  // instance's Collective point bounds the intervals.
+  CollWait,    // this member waited (peer = the reference)
+  CollCause,   // this rank is the reference (peer = a member that waited)
 };
 
 struct SyncPoint {
@@ -68,6 +78,7 @@ struct SyncPoint {
   DelayKind delay = DelayKind::LateSender;
   double part = 0;                       // pair: share of the wait explained by `part_delay` (PairSyncFinding)
   bool at_leave = false;                 // PairCause: the wait ended at the call's leave (`enter` holds it)
+  bool bound_only = false;               // Collective: its wait is replayed (and counted) at its CollWait point
   DelayKind part_delay = DelayKind::LateSender;
   // Filled by the handlers during the backward walk.
   double propagating = 0;         // part of this wait that caused further waiting
@@ -78,33 +89,29 @@ struct SyncPoint {
 // (it tells the cause) or its cause (it hears of it).
 inline bool waits_p2p(const SyncPoint& sp) {
   return (sp.kind == SyncKind::LsRecv || sp.kind == SyncKind::LrSend || sp.kind == SyncKind::LsRecvEarlier ||
-          sp.kind == SyncKind::ScanWait || sp.kind == SyncKind::PairWait) &&
+          sp.kind == SyncKind::ScanWait || sp.kind == SyncKind::PairWait || sp.kind == SyncKind::CollWait) &&
          sp.wait > 0;
 }
 inline bool causes_p2p(SyncKind k) {
   return k == SyncKind::LsSend || k == SyncKind::LrRecv || k == SyncKind::LsSendEarlier || k == SyncKind::ScanCause ||
-         k == SyncKind::PairCause;
+         k == SyncKind::PairCause || k == SyncKind::CollCause;
 }
 // A wait of a message (Late Sender, Late Receiver): the wait-state classes
 // (direct/indirect, propagating/terminal) are of these.
 inline bool is_message_wait(SyncKind k) {
   return k == SyncKind::LsRecv || k == SyncKind::LrSend || k == SyncKind::LsRecvEarlier;
 }
-// Whether this member gives anything at a delayed collective: only one that
-// waited there (and is not the reference).  The replay defers the step of
-// every other member (sync_replay.cpp), which is safe only because no
-// handler gives anything then: all decide by this one test.
-inline bool gives_at(const SyncPoint& sp, const CommDef* c) {
-  return sp.wait > 0 && c != nullptr && c->my_rank != sp.reference;
-}
 // Scan pairs bound no interval and carry no delay metric.
 inline bool is_scan(SyncKind k) { return k == SyncKind::ScanWait || k == SyncKind::ScanCause; }
+// A collective's pairs bound no interval of their own (its Collective point does).
+inline bool is_coll_pair(SyncKind k) { return k == SyncKind::CollWait || k == SyncKind::CollCause; }
 // The waiting side's kind for a cause's kind (the key both sides use).
 inline SyncKind waiting_kind(SyncKind cause) {
   return cause == SyncKind::LsSend      ? SyncKind::LsRecv
          : cause == SyncKind::LrRecv    ? SyncKind::LrSend
          : cause == SyncKind::ScanCause ? SyncKind::ScanWait
          : cause == SyncKind::PairCause ? SyncKind::PairWait
+         : cause == SyncKind::CollCause ? SyncKind::CollWait
                                         : SyncKind::LsRecvEarlier;
 }
 
@@ -171,8 +178,8 @@ class SyncContext {
   Sym incoming(std::size_t slot);
   // `s` with every value known so far substituted.
   Sym reduce(const Sym& s, std::size_t slot);
-  // The value of `s`: every value is known at collectives and after the
-  // walk (the replay waits for them there).
+  // The value of `s`: every value is known after the walk (the replay
+  // waits for them there).
   std::array<double, kMaxLanes> value(const Sym& s, std::size_t slot);
 
   void set_current(std::size_t k) { current_ = k; }
@@ -193,9 +200,10 @@ class SyncHandler {
   // points (at most kMaxLanes): they travel as a Sym (waiting_value).
   virtual int lanes() const { return 0; }
   virtual void begin_walk(SyncContext&) {}
-  // Point to point, on the waiting side (LsRecv, LrSend, LsRecvEarlier and a
-  // scan's ScanWait), before the walk: what the causing side needs that this
-  // rank's window alone decides.  Sent at once, so no rank waits for another's walk.
+  // On the waiting side of a pair (waits_p2p: a message, a scan, an RMA
+  // pair, a collective member), before the walk: what the causing side needs
+  // that this rank's window alone decides.  Sent at once, so no rank waits
+  // for another's walk.
   virtual void waiting_p2p(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
   // ... in the walk: the part that depends on what later points brought.
   virtual void waiting_value(SyncPoint&, SyncContext&, Sym&) {}
@@ -205,13 +213,6 @@ class SyncHandler {
   // ... the same when the send lies in the window before (LsSendEarlier:
   // this rank walked the rest of that window already).
   virtual void cause_earlier(SyncPoint&, SyncContext&, ByteReader&) {}
-  // Collective (every value is known here): the causing (reference) rank
-  // writes what every member gets.
-  virtual void reference_out(SyncPoint& sp, SyncContext& ctx, ByteWriter& out) = 0;
-  // Every member reads it and appends its contribution (the same number of
-  // doubles on every member); contributions are summed at the reference.
-  virtual void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) = 0;
-  virtual void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) = 0;
   // Whether the handler uses intervals across requested cuts (the replay
   // then keeps their parts before each cut).
   virtual bool uses_intervals() const { return false; }
@@ -285,9 +286,6 @@ class SyncReplay {
  private:
   friend class SyncContext;
   Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
-  Task<> collective_step(SyncPoint& sp, const std::vector<SyncHandler*>& handlers, SyncContext& ctx, Transport& t);
-  Task<> catch_up(std::vector<std::size_t>& deferred, const std::vector<SyncHandler*>& handlers, SyncContext& ctx,
-                  Transport& t);
   std::vector<SyncPoint> points_;
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;

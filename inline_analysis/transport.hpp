@@ -92,8 +92,8 @@ class Transport {
 
   // Called at every tick while a collective operation or exchange waits for
   // other ranks (empty: nothing): the backward replay keeps answering its
-  // point-to-point messages there (replay_mail.cpp), so a rank inside a
-  // collective step never holds back what another rank needs to join it.
+  // point-to-point messages there (replay_mail.cpp), so a rank inside an
+  // exchange never holds back what another rank needs to join it.
   void set_idle(std::function<void()> f) { idle_ = std::move(f); }
 
  protected:

@@ -4,7 +4,9 @@
 // it moves to the rank that caused the wait (the sender of a Late Sender, the
 // receiver of a Late Receiver, the latest rank of a barrier or N x N, the root
 // of a broadcast, the latest sender of a reduction, the latest lower rank of
-// a scan), at the moment the wait ended.  A rank holding the path books the
+// a scan, the call of another rank an RMA call waited for), at the moment the
+// wait ended.  Every wait is a pair of ranks (sync_replay.hpp): the waiting
+// rank hands on what it holds, the causing rank takes it over.  A rank holding the path books the
 // exclusive time of its call paths over the segment it holds; the wait itself
 // is never on the path, so the segments tile the window and their sum is its
 // span.  The indicators are computed at MPI_Finalize
@@ -45,23 +47,14 @@ constexpr int kCandidates = 64;
 // per (mask, call path), a few dozen bytes in practice.
 constexpr std::size_t kMaxPending = 4096;
 
-// A mask as two exactly representable doubles of 32 bits each, in
-// collective sums and as a symbolic value (sym.hpp): masks that meet are
-// disjoint, so their sum is their union.
+// A mask as two exactly representable doubles of 32 bits each, as a
+// symbolic value (sym.hpp): masks that meet are disjoint, so their sum is
+// their union.
 void split_mask(Mask m, double* out) {
   out[0] = static_cast<double>(m & 0xffffffffu);
   out[1] = static_cast<double>(m >> 32);
 }
 Mask join_mask(const double* p) { return static_cast<Mask>(p[0]) | (static_cast<Mask>(p[1]) << 32); }
-void put_mask(std::vector<double>& v, Mask m) {
-  v.resize(v.size() + 2);
-  split_mask(m, &v[v.size() - 2]);
-}
-Mask get_mask(const double*& p) {
-  const Mask m = join_mask(p);
-  p += 2;
-  return m;
-}
 Sym sym_of(Mask m) {
   Sym s;
   split_mask(m, s.c.data());
@@ -133,23 +126,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
     Sym m = ctx.incoming(slot);
     if (!m.zero()) take_over(sp.enter, std::move(m));
-  }
-
-  void reference_out(SyncPoint&, SyncContext&, ByteWriter&) override {}
-
-  void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader&, std::vector<double>& out) override {
-    const CommDef* c = ctx.defs().comm(sp.comm);
-    // (Only a member that waited here gives, and its values are known: the
-    // others may take their part later in the walk, sync_replay.cpp.)
-    const Mask m = gives_at(sp, c) ? known_mask(ctx) : 0;
-    const bool gives = m != 0;
-    put_mask(out, gives ? m : 0);
-    if (gives) hand_over(sp, ctx.window_begin());
-  }
-
-  void reference_in(SyncPoint& sp, SyncContext&, const double*& sum) override {
-    const Mask m = get_mask(sum);
-    if (m != 0) take_over(sp.enter, sym_of(m));
   }
 
   Task<> end_walk(SyncContext& ctx) override {
@@ -245,14 +221,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (std::size_t i = run_; i < incs_.size(); ++i) s.add(incs_[i]);
     return ctx.reduce(s, slot);
   }
-  // At collectives every value is known: the run becomes that one mask.
-  Mask known_mask(SyncContext& ctx) {
-    const Mask m = holding() ? mask_of(ctx.value(held(ctx), slot)) : 0;
-    run_ = incs_.size();
-    if (m != 0) incs_.push_back(sym_of(m));
-    return m;
-  }
-
   // Books every epoch whose end holder is known now, newest first: the
   // holder at an epoch's end is the rank holding the next epoch's path at
   // that epoch's start.

@@ -11,9 +11,9 @@
 //                     where cost_X is the waiting of kind X that B's wait
 //                     in turn caused later (accumulated by this replay);
 //   A's own waits e in the interval propagate it: cost_X[e] += ... * wait(e).
-// Collectives do the same with reductions: the causing rank (latest / root /
-// latest sender) broadcasts its profile, every waiting member computes its
-// contribution, a sum-reduction brings them back (no loop over ranks).
+// Collectives do the same for each member that waited, with the causing
+// rank's (latest / root / latest sender) interval since its previous point
+// with every member, uncapped; each member's wait is a pair with it.
 //
 // A pair of calls (PairSyncFinding: RMA Late Post, Early Wait, lock
 // competition) is explained like a message, with its finding's delay kind.
@@ -50,6 +50,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
   int lanes() const override { return kDelayKinds; }
 
   void begin_walk(SyncContext& ctx) override {
+    group_event_ = SIZE_MAX;
     cost_.assign(ctx.points().size(), Sym{});
     open_.clear();
   }
@@ -70,6 +71,16 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
     if (is_scan(sp.kind)) return;
+    if (sp.kind == SyncKind::CollCause) {
+      // The reference's interval since the previous point with every member
+      // (the same for each member that waited at this instance).
+      if (group_event_ != sp.event) {
+        group_ = ctx.interval_with_all(ctx.current());
+        group_event_ = sp.event;
+      }
+      explain(sp, ctx, in, group_.map, group_.waits, group_.start);
+      return;
+    }
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
     explain(sp, ctx, in, iv.map, iv.waits, iv.start);
   }
@@ -97,7 +108,10 @@ class DelayCosts final : public Pattern, public SyncHandler {
     }
     const double denom = sum_d + w;
     if (denom <= 0 || remote_wait <= 0) return;
-    const double scale = std::min(remote_wait / denom, 1.0);
+    // (At a collective the members' shares are not capped: seed 000 sums
+    // every member's wait over the reference's one profile.)
+    const bool collective = sp.kind == SyncKind::CollCause;
+    const double scale = collective ? remote_wait / denom : std::min(remote_wait / denom, 1.0);
     // A sub-pattern's share of the wait (Late Complete in Early Wait) is
     // charged to its own kind.
     const int kind = static_cast<int>(sp.delay), part_kind = static_cast<int>(sp.part_delay);
@@ -111,13 +125,14 @@ class DelayCosts final : public Pattern, public SyncHandler {
     auto& pts = ctx.points();
     for (std::size_t e = j + 1; e < k; ++e) {
       SyncPoint& own = pts[e];
-      if (own.wait <= 0) continue;
+      if (own.wait <= 0 || own.bound_only) continue;  // (a collective wait passes costs on from its CollWait point)
       cost_[e].c[static_cast<std::size_t>(kind)] += (1 - part) * scale * own.wait;
       if (part > 0) cost_[e].c[static_cast<std::size_t>(part_kind)] += part * scale * own.wait;
       cost_[e].add(costs, own.wait / denom);
-      own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
+      // (Propagating: a wait that caused a later wait through a point-to-point synchronization.)
+      if (!collective) own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
     }
-    sp.indirect = scale * w;  // the waiting side's share explained by our waiting
+    sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {
       charge_long(ctx, m.callpaths, d, denom, costs.c);
     } else {
@@ -141,84 +156,6 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
  public:
-  void reference_out(SyncPoint&, SyncContext& ctx, ByteWriter& out) override {
-    auto iv = ctx.interval_with_all(ctx.current());
-    group_start_ = iv.start;
-    group_ = std::move(iv.map);
-    group_waits_ = iv.waits;
-    out.put(group_waits_);
-    put_map(ctx, group_, out);
-  }
-
-  void member_contribute(SyncPoint& sp, SyncContext& ctx, ByteReader& in, std::vector<double>& out) override {
-    const double ref_waits = in.get<double>();
-    const auto n = in.get<std::uint32_t>();
-    std::vector<std::uint64_t> hashes(n);
-    std::vector<double> g(n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      hashes[i] = in.get<std::uint64_t>();
-      g[i] = in.get<double>();
-    }
-    // Layout: short[n], part short[n], long[kinds][n], scale, part scale,
-    // cost scales[kinds] (the part: a sub-pattern's share of the wait,
-    // SyncPoint::part, charged to its own kind).
-    const std::size_t base = out.size();
-    out.resize(base + (2 + kDelayKinds) * n + 2 + kDelayKinds, 0.0);
-    const CommDef* c = ctx.defs().comm(sp.comm);
-    if (!gives_at(sp, c)) return;
-    const auto iv = ctx.interval_with(ctx.current(), c->world_rank_of(sp.reference));
-    if (iv.truncated) ctx.note_truncated();
-    const TimeMap& mine = iv.map;
-    Remote own;
-    for (std::size_t i = 0; i < mine.callpaths.size(); ++i) own.emplace_back(ctx.hash(mine.callpaths[i]), mine.seconds[i]);
-    std::vector<double> d(n);
-    double sum_d = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      d[i] = std::max(g[i] - lookup(own, hashes[i]), 0.0);
-      sum_d += d[i];
-    }
-    const double denom = sum_d + ref_waits;
-    if (denom <= 0) return;
-    double* o = &out[base];
-    const double scale = sp.wait / denom, part = std::clamp(sp.part, 0.0, 1.0);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      o[i] = (1 - part) * scale * d[i];
-      o[n + i] = part * scale * d[i];
-    }
-    const auto costs = ctx.value(cost_[ctx.current()], slot);  // (known at collectives)
-    double* scales = o + (2 + kDelayKinds) * n;
-    for (int x = 0; x < kDelayKinds; ++x) {
-      const double cs = costs[static_cast<std::size_t>(x)] / denom;
-      for (std::uint32_t i = 0; i < n; ++i) o[(2 + x) * n + i] = cs * d[i];
-      scales[2 + x] = cs;
-    }
-    scales[0] = (1 - part) * scale;
-    scales[1] = part * scale;
-  }
-
-  void reference_in(SyncPoint& sp, SyncContext& ctx, const double*& sum) override {
-    const std::size_t n = group_.callpaths.size();
-    const int kind = static_cast<int>(sp.delay), part_kind = static_cast<int>(sp.part_delay);
-    for (std::size_t i = 0; i < n; ++i) {
-      ctx.add(kShort[kind], group_.callpaths[i], sum[i]);
-      ctx.add(kShort[part_kind], group_.callpaths[i], sum[n + i]);
-    }
-    for (int x = 0; x < kDelayKinds; ++x) {
-      for (std::size_t i = 0; i < n; ++i) ctx.add(kLong[x], group_.callpaths[i], sum[(2 + x) * n + i]);
-    }
-    const double* scales = sum + (2 + kDelayKinds) * n;
-    auto& pts = ctx.points();
-    for (std::size_t e = group_start_ + 1; e < ctx.current(); ++e) {
-      SyncPoint& own = pts[e];
-      if (own.wait <= 0) continue;
-      for (int x = 0; x < kDelayKinds; ++x) {
-        const double direct = (x == kind ? scales[0] : 0.0) + (x == part_kind ? scales[1] : 0.0);
-        cost_[e].c[static_cast<std::size_t>(x)] += (direct + scales[2 + x]) * own.wait;
-      }
-    }
-    sum += (2 + kDelayKinds) * n + 2 + kDelayKinds;
-  }
-
   Task<> end_walk(SyncContext& ctx) override {
     for (const Open& o : open_) charge_long(ctx, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
     open_.clear();
@@ -282,10 +219,10 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
-  // The collective being replayed, on its reference rank.
-  std::size_t group_start_ = 0;
-  TimeMap group_;
-  double group_waits_ = 0;
+  // The reference's interval at the collective instance being explained
+  // (one per instance, however many members waited there).
+  SyncContext::Interval group_;
+  std::size_t group_event_ = SIZE_MAX;  // (reset at each walk)
 };
 
 }  // namespace
