@@ -56,9 +56,10 @@ struct LateReceiverFinding {
 
 // A collective instance as a synchronization point, published by the pattern
 // of its kind at every member that analyzed it, whether it waited there or
-// not: every instance bounds synchronization intervals, and every member
-// takes part in the backward replay's step at an instance where someone
-// waited.  The pattern decides who caused the waits; the replay only reads it.
+// not: every instance bounds synchronization intervals, and each member
+// that waited at an instance where someone waited is a pair with the member
+// that caused it in the backward replay.  The pattern decides who caused
+// the waits; the replay only reads it.
 struct CollectiveSyncFinding {
   static constexpr FindingKind kKind = FindingKind::CollectiveSync;
   int location = 0;

@@ -72,10 +72,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
   }
   // Notes to the ranks that caused a wait here and learn of it only so:
-  // a Late Receiver's receiving side (which of its postings was late) and a
-  // scan's latest lower rank (who waited for it).
+  // a Late Receiver's receiving side (which of its postings was late), a
+  // scan's latest lower rank and a collective's reference (who waited for
+  // it), an RMA call's causing rank (which of its calls).
   struct Note {
-    std::uint64_t gid;  // a scan's communicator (0 for Late Receivers)
+    std::uint64_t gid;  // a scan's or collective's communicator (else 0)
     std::uint32_t kind, seq;  // the cause's SyncKind; the message's seq, the scan's instance or the pair's event
     std::uint32_t epoch;  // Late Receivers: the send's epoch
     std::uint8_t delay, part_delay, at_leave, pad;  // pairs: their DelayKinds, PairSyncFinding::at_cause_leave

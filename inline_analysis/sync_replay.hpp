@@ -69,7 +69,7 @@ struct SyncPoint {
   int peer = -1;                // point to point: world rank of the partner
   std::uint32_t seq = 0;        // point to point: the message's sequence number
   std::uint32_t epoch = 0;      // ... and the sender's epoch (the *Earlier kinds and the Late Receiver pair; else 0)
-  std::uint64_t gid = 0;        // Scan kinds: the communicator's global id (seq: the instance's number on it)
+  std::uint64_t gid = 0;        // Scan and Coll pairs: the communicator's global id (seq: the instance's number on it)
   std::uint16_t comm = 0;       // collective: local communicator id
   bool all_ranks = false;       // collective on a communicator spanning all ranks (or Start)
   bool delayed = false;         // collective: some member waited (delay costs are due)
