@@ -16,6 +16,12 @@
  *                wait for progress 0.5 s; with RDMA or shared-memory
  *                windows (Open MPI's default here) rank 1 does not wait.
  *
+ *   requests     rank 0 puts 2.0 to rank 2's window with MPI_Rput and
+ *                gets it back with MPI_Rget inside MPI_Win_lock_all,
+ *                completing them with MPI_Wait and MPI_Waitall: one put and
+ *                one get of 8 bytes each on rank 0, and the value must
+ *                come back.
+ *
  * Rank 0 checks the accumulated value.  rma_locks.expect runs the default
  * library setup, rma_locks_pt2pt.expect Open MPI's osc/pt2pt.
  */
@@ -48,6 +54,23 @@ int main(int argc, char** argv) {
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 3, 0, win);
     MPI_Put(&one, 1, MPI_DOUBLE, 3, 0, 1, MPI_DOUBLE, win);
     MPI_Win_unlock(3, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    const double two = 2.0;
+    double back = 0.0;
+    MPI_Request req[2];
+    MPI_Win_lock_all(0, win);
+    MPI_Rput(&two, 1, MPI_DOUBLE, 2, 0, 1, MPI_DOUBLE, win, &req[0]);
+    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+    MPI_Win_flush(2, win);
+    MPI_Rget(&back, 1, MPI_DOUBLE, 2, 0, 1, MPI_DOUBLE, win, &req[1]);
+    MPI_Waitall(1, &req[1], MPI_STATUSES_IGNORE);
+    MPI_Win_unlock_all(win);
+    if (back != 2.0) {
+      fprintf(stderr, "rank 0: got %g back from rank 2, expected 2\n", back);
+      MPI_Abort(MPI_COMM_WORLD, 4);
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0 && slot != 4.0) {
