@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, until_passed, validate  # noqa: E402  (validate: the checks every result file must pass)
+from run_scenario import launch, mpi_env, until_passed, validate  # noqa: E402  (validate: the checks every result file must pass)
 
 WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",
          "mpi_latebroadcast", "mpi_finalize_wait", "critical_path", "critical_path_imbalance", "delay"]
@@ -61,7 +61,7 @@ def run(args, work, name, exe, argv, np_, epochs, skew):
     env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS=epochs)
     if skew:
         env["ONLINEWS_TEST_CLOCK_SKEW"] = skew
-    cmd = [args.mpiexec, "--oversubscribe", "-np", str(np_), exe] + argv
+    cmd = launch(args.mpiexec, np_) + [exe] + argv
     print(f"$ {'ONLINEWS_TEST_CLOCK_SKEW=' + skew + ' ' if skew else ''}{' '.join(cmd)}", flush=True)
     p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     for line in p.stderr.splitlines():

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, script_args, until_passed  # noqa: E402
+from run_scenario import launch, mpi_env, script_args, until_passed  # noqa: E402
 
 WAIT_STATES = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_barrier_wait",
                "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan", "mpi_finalize_wait"]
@@ -41,7 +41,7 @@ def run(args, work, epoch_seconds, reference=None):
     if reference is not None:
         reference.unlink(missing_ok=True)
         env["ONLINEWS_TEST_REFERENCE"] = str(reference)
-    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.np), args.exe]
+    cmd = launch(args.mpiexec, args.np) + [args.exe]
     print("$ ONLINEWS_EPOCH_SECONDS=%s %s" % (epoch_seconds, " ".join(cmd)), flush=True)
     p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     sys.stdout.write(p.stderr)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, script_args, validate  # noqa: E402
+from run_scenario import launch, mpi_env, script_args, validate  # noqa: E402
 
 EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
     "balanced": (0.0, 0.0), "static": (25.0, 25.0), "dynamic": (25.0, 0.0), "mixed": (25.0, 10.7)}
@@ -30,7 +30,7 @@ def main():
     for scenario, (want_cp, want_prof) in EXPECT.items():
         out = work / f"{scenario}.h5"
         env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_VERBOSE="0")
-        p = subprocess.run([args.mpiexec, "--oversubscribe", "-np", "8", args.exe, scenario], env=env, cwd=work,
+        p = subprocess.run(launch(args.mpiexec, 8) + [args.exe, scenario], env=env, cwd=work,
                            capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             print(p.stderr)

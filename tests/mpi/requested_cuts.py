@@ -35,14 +35,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import Checks, mpi_env, script_args, until_passed, validate  # noqa: E402
+from run_scenario import Checks, launch, mpi_env, script_args, until_passed, validate  # noqa: E402
 
 WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_finalize_wait"]
 
 
 def run(args, work, mode, label, env):
     out = work / f"{mode}_{label}.h5"
-    cmd = [args.mpiexec, "--oversubscribe", "-np", "4", args.exe, mode, str(iterations(args, mode))]
+    cmd = launch(args.mpiexec, 4) + [args.exe, mode, str(iterations(args, mode))]
     print(f"$ {' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(cmd)}", flush=True)
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), **env), cwd=work, capture_output=True, text=True,
                        timeout=args.timeout)

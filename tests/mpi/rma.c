@@ -33,6 +33,7 @@
  * fetch-and-op's results on rank 0 are checked (the program's own answer
  * must not change under the tool).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -17,7 +17,7 @@
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = world_rank();
-  double slot = 0.0;
+  static double slot = 0.0;  /* (off the stack, as in rma_locks.c) */
   MPI_Win win;
   MPI_Win_create(&slot, (MPI_Aint)sizeof slot, (int)sizeof slot, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);

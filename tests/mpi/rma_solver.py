@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env, script_args, until_passed, validate  # noqa: E402
+from run_scenario import launch, mpi_env, script_args, until_passed, validate  # noqa: E402
 
 WAITS = ["mpi_rma_wait_at_fence", "mpi_rma_early_fence", "mpi_rma_sync_late_post", "mpi_rma_comm_late_post",
          "mpi_rma_early_wait", "mpi_rma_late_complete", "mpi_rma_sync_lock_competition",
@@ -60,7 +60,7 @@ def main():
         for mode in ("fence", "pscw", "passive"):
             out, ref = work / f"{mode}_{k}.h5", work / f"{mode}_{k}_reference.h5"
             env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_TEST_REFERENCE=str(ref), ONLINEWS_EPOCH_SECONDS="0")
-            cmd = [args.mpiexec, "--oversubscribe", "-np", "8", args.exe, mode, str(args.iterations)]
+            cmd = launch(args.mpiexec, 8) + [args.exe, mode, str(args.iterations)]
             print("$ ONLINEWS_EPOCH_SECONDS=0", " ".join(cmd), flush=True)
             p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
             sys.stdout.write(p.stdout)

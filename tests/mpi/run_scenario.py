@@ -38,6 +38,23 @@ sys.path.insert(0, str(HERE.parent.parent / "tools" / "python"))
 import onlinews_h5  # noqa: E402
 
 
+_OPEN_MPI = {}
+
+
+def launch(mpiexec, np_):
+    """The start of an mpiexec command line for `np_` ranks, more than the
+    cores allowed: Open MPI needs --oversubscribe (MPICH's Hydra
+    oversubscribes by default and refuses the option)."""
+    if mpiexec not in _OPEN_MPI:
+        try:
+            out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30,
+                                 env=mpi_env()).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        _OPEN_MPI[mpiexec] = "Open MPI" in out or "OpenRTE" in out
+    return [mpiexec] + (["--oversubscribe"] if _OPEN_MPI[mpiexec] else []) + ["-np", str(np_)]
+
+
 def mpi_env(**extra):
     """Environment for a run under mpirun: root and oversubscription allowed,
     the caller's own ONLINEWS_* settings removed (a developer's
@@ -258,7 +275,7 @@ def main():
         env = mpi_env(ONLINEWS_OUTPUT=str(work / f"{args.name}.h5"))
         for k, v in spec["env"].items():
             env[k] = v.replace("@WORKDIR@", str(work))
-        cmd = [args.mpiexec, "--oversubscribe", "-np", str(spec["np"]), args.exe] + spec["args"]
+        cmd = launch(args.mpiexec, spec["np"]) + [args.exe] + spec["args"]
         print("$", " ".join(cmd), flush=True)
         try:
             p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=spec["timeout"])

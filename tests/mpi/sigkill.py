@@ -19,7 +19,7 @@ from pathlib import Path
 import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import Checks, mpi_env, script_args  # noqa: E402
+from run_scenario import Checks, launch, mpi_env, script_args  # noqa: E402
 
 
 def main():
@@ -30,7 +30,7 @@ def main():
     out = work / "sigkill.h5"
     for f in work.glob("sigkill*"):
         f.unlink()
-    cmd = [args.mpiexec, "--oversubscribe", "-np", "2", str(Path(args.exe).resolve()), "kill", "30"]
+    cmd = launch(args.mpiexec, 2) + [str(Path(args.exe).resolve()), "kill", "30"]
     print("$ ONLINEWS_EPOCH_SECONDS=0 " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS="0"), cwd=work,
                        capture_output=True, text=True, timeout=120)

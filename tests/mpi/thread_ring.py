@@ -32,13 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import mpi_env  # noqa: E402
+from run_scenario import launch, mpi_env  # noqa: E402
 
 
 def run(args, work, i, preload):
     out = work / f"run{i}.h5"
     env = mpi_env(ONLINEWS_OUTPUT=str(out))
-    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.np)]
+    cmd = launch(args.mpiexec, args.np)
     if preload:
         cmd += ["-x", "LD_PRELOAD=" + args.lib]
     cmd += [args.exe, str(args.threads), str(args.iters), str(args.reps)]
