@@ -181,6 +181,18 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     points_.push_back(s);
     note(ref, SyncKind::CollCause, f.instance, f.gid, 0, &s);
   }
+  // The cause's point of a pair the waiting rank noted: its kinds as the
+  // waiting side's finding said (a collective member's share of a
+  // sub-pattern is its own).
+  auto cause_point = [&make](SyncKind kind, std::size_t event, int peer, const Note& n) {
+    SyncPoint s = make(kind, event);
+    s.peer = peer;
+    s.seq = n.seq;
+    s.delay = static_cast<DelayKind>(n.delay);
+    s.part_delay = static_cast<DelayKind>(n.part_delay);
+    s.part = n.part;
+    return s;
+  };
   for (const auto& [peer, got] : co_await exchange_records(t, notes)) {
     for (const Note& n : got) {
       const auto kind = static_cast<SyncKind>(n.kind);
@@ -207,30 +219,18 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
         points_.push_back(s);
       } else if (kind == SyncKind::PairCause) {
         if (seq >= ev.size()) continue;
-        SyncPoint s = make(SyncKind::PairCause, seq);
+        SyncPoint s = cause_point(kind, seq, peer, n);
         // The moment the wait ended: the call's enter, or its leave (a
         // release), from which on the waiting rank went on.
         s.at_leave = n.at_leave != 0 && an[seq].leave != kOpen;
         if (s.at_leave) s.enter = an[seq].leave;
-        s.peer = peer;
-        s.seq = seq;
-        s.delay = static_cast<DelayKind>(n.delay);
-        s.part_delay = static_cast<DelayKind>(n.part_delay);
-        s.part = n.part;
         points_.push_back(s);
       } else if (kind == SyncKind::ScanCause || kind == SyncKind::CollCause) {
         const auto found = instances.find({gid, seq});
         if (found == instances.end()) continue;
-        SyncPoint s = make(kind, found->second.first);
+        SyncPoint s = cause_point(kind, found->second.first, peer, n);
         s.comm = found->second.second;
-        s.peer = peer;
-        s.seq = seq;
         s.gid = gid;
-        // (A collective member's kinds: as its finding said, the same on
-        // every member; its share of a sub-pattern is its own.)
-        s.delay = static_cast<DelayKind>(n.delay);
-        s.part_delay = static_cast<DelayKind>(n.part_delay);
-        s.part = n.part;
         points_.push_back(s);
       }
     }
