@@ -187,16 +187,19 @@ struct Analyzer::Impl {
   EventRef here(std::size_t i) const {
     return {defs.world_rank, static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(i)};
   }
+  // The call that event `i` of the analyzed location's window belongs to.
+  CallRef call_at(const LocationState& st, std::size_t i) const {
+    const EventAnnotation& a = st.annot[i];
+    return {a.callpath, a.enter, a.leave == kOpen ? a.enter : a.leave, here(i)};
+  }
   // Passive target (rma_locks.cpp): lock epochs of this rank as origin,
   // per (window id, target world rank), until their unlock; their calls
   // that may have waited, sent to the target and awaiting its answer; and,
   // as target, the lock epochs on this rank of this round and the one before.
   struct LockCall {
-    std::uint32_t callpath = 0;
-    std::int64_t enter = 0, leave = 0;
+    CallRef call;
     bool operation = false;
     std::uint32_t index = 0;  // in its epoch (0: the lock)
-    EventRef at;
   };
   struct OpenLock {
     std::uint64_t gid = 0;

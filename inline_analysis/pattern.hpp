@@ -134,7 +134,7 @@ class ReplayContext {
     const Dispatch* dispatch = nullptr;
     int epoch = 0;
     int world_rank = 0;
-    const RmaEpochResults* rma = nullptr;  // at the epoch's end: the RMA epochs completed in it
+    const RmaEpochResults* rma = nullptr;  // Pattern::on_rma_epochs: the RMA epochs completed in this epoch
   };
   explicit ReplayContext(const Sources& s) : s_(s) {}
 
@@ -192,8 +192,8 @@ class ReplayContext {
     return (k == EventKind::Send || k == EventKind::SendComplete || k == EventKind::Leave) ? link_into(replies_)
                                                                                            : nullptr;
   }
-  // In Pattern::on_rma_epochs and on_epoch_end: the RMA epochs and calls
-  // whose partners' times came in this epoch.
+  // In Pattern::on_rma_epochs: the RMA epochs and calls whose partners'
+  // times came in this epoch (else nullptr).
   const RmaEpochResults* rma_epochs() const { return s_.rma; }
   // CollectiveEnd: the reduced instance.
   const CollResult* collective() const {

@@ -142,40 +142,44 @@ struct RmaRecord {
 };
 static_assert(std::is_trivially_copyable_v<RmaRecord>);
 
+// A call of the analyzed location as the RMA analysis keeps it past its
+// window: call path, enter and leave (ns; a call still open at the window's
+// end counts as ending where it began) and the event that recorded it.
+struct CallRef {
+  std::uint32_t callpath = 0;
+  std::int64_t enter = 0, leave = 0;
+  EventRef at;
+};
+
 // General active target synchronization epochs whose partners' times are all
-// known (rma_accesses.cpp), for the patterns at the epoch's end.
+// known (rma_accesses.cpp), for the patterns (Pattern::on_rma_epochs).
 struct AccessEpochResult {  // origin: MPI_Win_start ... MPI_Win_complete
   int location = 0;
-  std::uint32_t start_cp = 0, complete_cp = 0;
-  std::int64_t start_enter = 0, start_leave = 0, complete_enter = 0, complete_leave = 0;
+  CallRef start, complete;
   std::int64_t latest_post = INT64_MIN;  // the latest target's MPI_Win_post enter
-  EventRef start_at, complete_at;        // this rank's MPI_Win_start and MPI_Win_complete
-  EventRef latest_post_at;               // the latest target's MPI_Win_post
+  EventRef latest_post_at;               // ... that post
   int targets = 0, accessed = 0;         // targets in the group; of those, accessed by an operation
   struct Op {
-    std::uint32_t callpath = 0;
-    std::int64_t enter = 0, leave = 0;
+    CallRef call;
     std::int64_t post = INT64_MIN;  // its target's MPI_Win_post enter
-    EventRef at, post_at;           // the operation; its target's MPI_Win_post
+    EventRef post_at;               // ... that post
   };
   std::vector<Op> ops;
 };
 struct ExposureEpochResult {  // target: MPI_Win_post ... MPI_Win_wait (or a successful MPI_Win_test)
   int location = 0;
-  std::uint32_t wait_cp = 0;
-  std::int64_t wait_enter = 0, wait_leave = 0;
+  CallRef wait;
   std::int64_t latest_complete = INT64_MIN;  // the latest origin's MPI_Win_complete enter
   std::int64_t latest_access = INT64_MIN;    // the latest leave of an operation on this window
-  EventRef wait_at, latest_complete_at;      // this rank's MPI_Win_wait; the latest origin's complete
+  EventRef latest_complete_at;               // ... that complete
 };
 // A call of a passive-target (lock) epoch and what it waited (rma_locks.cpp).
 struct LockCallResult {
   int location = 0;
-  std::uint32_t callpath = 0;
+  CallRef call;
   bool operation = false;    // an RMA operation (else lock, unlock or flush)
   double competition = 0;    // s: for a lock another origin held
   double progress = 0;       // s: for the target to enter MPI
-  EventRef at;               // the call
   EventRef released_by;      // competition: the other origin's MPI_Win_unlock that released the lock
   bool released_in_call = false;  // ... and it returned before this call did
 };

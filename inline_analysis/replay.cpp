@@ -253,10 +253,11 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   if (m.comm_patterns) co_await m.exchange_replies(*mpi, transport);
   const double t1 = sched.busy_seconds();
   co_await m.walk(Phase::Backward, windows, sched);
-  ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank,
-                             &m.rma_results};
+  ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
   {
-    ReplayContext ctx(src);
+    ReplayContext::Sources rma = src;
+    rma.rma = &m.rma_results;
+    ReplayContext ctx(rma);
     for (auto& p : m.patterns) p->on_rma_epochs(ctx);
   }
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {

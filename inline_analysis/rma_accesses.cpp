@@ -83,12 +83,6 @@ void settle_pending(std::vector<T>& pending, Settle settled) {
   pending.resize(kept);
 }
 
-// The call's enter and leave; a call still open at the window's end counts
-// as ending where it began (a post or start that blocks across a cut).
-std::pair<std::int64_t, std::int64_t> call_times(const EventAnnotation& a) {
-  return {a.enter, a.leave == kOpen ? a.enter : a.leave};
-}
-
 }  // namespace
 
 // One event of the MPI location's window: collects operations and epochs and
@@ -96,13 +90,12 @@ std::pair<std::int64_t, std::int64_t> call_times(const EventAnnotation& a) {
 void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st, std::size_t i,
                                std::map<int, std::vector<RmaRecord>>& out) {
   const Event& e = w.events[i];
-  const EventAnnotation& a = st.annot[i];
   const CommDef* c = defs.comm(e.comm);
   if (c == nullptr || !c->window) return;
   // A window some member used from a thread that is not analyzed: its
   // partners' records may never come.
   if (mixed_p2p.count(c->gid) != 0 || mixed_collective.count(c->gid) != 0) return;
-  const auto [enter, leave] = call_times(a);
+  const CallRef call = call_at(st, i);
   if (e.kind == EventKind::WinLock || e.kind == EventKind::WinUnlock || e.kind == EventKind::WinFlush ||
       payload_of(e.kind) == EventPayload::Rma) {
     lock_event(w, st, i, *c, out);
@@ -122,7 +115,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         return;
       }
       const int target = c->world_rank_of(e.target());
-      open->second.r.ops.push_back({a.callpath, enter, static_cast<std::int64_t>(e.time), INT64_MIN, here(i), {}});
+      open->second.r.ops.push_back({call, INT64_MIN, {}});
       open->second.op_target.push_back(target);
       std::int64_t& t_last = open->second.last_leave[target];
       t_last = std::max(t_last, static_cast<std::int64_t>(e.time));
@@ -147,10 +140,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         o.gid = c->gid;
         o.targets = std::move(peers);
         o.r.location = w.location;
-        o.r.start_cp = a.callpath;
-        o.r.start_enter = enter;
-        o.r.start_leave = leave;
-        o.r.start_at = here(i);
+        o.r.start = call;
         o.r.targets = static_cast<int>(o.targets.size());
       } else {
         OpenExposure& x = open_exposure[e.comm] = OpenExposure{};
@@ -158,7 +148,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         x.origins = std::move(peers);
         x.r.location = w.location;
         for (const auto& [origin, number] : x.origins) {
-          out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, enter, 0, here(i)));
+          out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, call.enter, 0, call.at));
         }
       }
       return;
@@ -170,15 +160,12 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         return;
       }
       OpenAccess& o = open->second;
-      o.r.complete_cp = a.callpath;
-      o.r.complete_enter = enter;
-      o.r.complete_leave = leave;
-      o.r.complete_at = here(i);
+      o.r.complete = call;
       for (const auto& [target, number] : o.targets) {
         auto last = o.last_leave.find(target);
-        const std::int64_t latest = last != o.last_leave.end() ? last->second : o.r.start_leave;
+        const std::int64_t latest = last != o.last_leave.end() ? last->second : o.r.start.leave;
         o.r.accessed += last != o.last_leave.end() ? 1 : 0;
-        out[target].push_back(RmaRecord::make(RmaRecord::kAccess, c->gid, number, enter, latest, here(i)));
+        out[target].push_back(RmaRecord::make(RmaRecord::kAccess, c->gid, number, call.enter, latest, call.at));
       }
       ended_access.push_back(std::move(o));
       open_access.erase(open);
@@ -191,10 +178,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         return;
       }
       OpenExposure& x = open->second;
-      x.r.wait_cp = a.callpath;
-      x.r.wait_enter = enter;
-      x.r.wait_leave = leave;
-      x.r.wait_at = here(i);
+      x.r.wait = call;
       ended_exposure.push_back(std::move(x));
       open_exposure.erase(open);
       return;

@@ -42,9 +42,8 @@ constexpr std::size_t kMaxCalls = 256;
 void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st, std::size_t i, const CommDef& c,
                                 std::map<int, std::vector<RmaRecord>>& out) {
   const Event& e = w.events[i];
-  const EventAnnotation& a = st.annot[i];
-  const std::int64_t enter = a.enter, leave = a.leave == kOpen ? a.enter : a.leave;
-  LockCall call{a.callpath, enter, leave, payload_of(e.kind) == EventPayload::Rma, 0, here(i)};
+  LockCall call{call_at(st, i), payload_of(e.kind) == EventPayload::Rma, 0};
+  const std::int64_t enter = call.call.enter, leave = call.call.leave;
   // The epochs this event belongs to: one target, or every member (-1).
   auto each = [&](auto&& f) {
     if (e.target() >= 0) {
@@ -116,8 +115,8 @@ void Analyzer::Impl::send_lock_calls(OpenLock& l, int target, std::int64_t relea
     }
     RmaRecord r = RmaRecord::make(RmaRecord::kLockCall, l.gid, l.number, l.acquire, release, unlock);
     r.t4 = unlocked ? l.release_begin : INT64_MAX;
-    r.t2 = call.enter;
-    r.t3 = call.leave;
+    r.t2 = call.call.enter;
+    r.t3 = call.call.leave;
     r.aux = call.index;
     r.flags = l.exclusive ? RmaRecord::kExclusive : 0;
     out[target].push_back(r);
@@ -240,11 +239,10 @@ void Analyzer::Impl::file_lock_answers(int location, const std::map<int, std::ve
       auto it = asked.find({r.number, r.aux});
       if (it == asked.end()) continue;
       const LockCall& c = it->second;
-      LockCallResult& res = calls[{c.callpath, c.enter, c.operation}];
+      LockCallResult& res = calls[{c.call.callpath, c.call.enter, c.operation}];
       res.location = location;
-      res.callpath = c.callpath;
+      res.call = c.call;
       res.operation = c.operation;
-      res.at = c.at;
       const double competition = 1e-9 * static_cast<double>(r.t0);
       if (competition > res.competition) {
         res.competition = competition;

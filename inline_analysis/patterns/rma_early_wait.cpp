@@ -24,24 +24,24 @@ class RmaEarlyWait final : public Pattern {
   void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const ExposureEpochResult& x : ctx.rma_epochs()->exposure) {
-      if (x.latest_complete <= x.wait_enter) continue;
-      const std::int64_t until = std::min(x.latest_complete, x.wait_leave);
+      if (x.latest_complete <= x.wait.enter) continue;
+      const std::int64_t until = std::min(x.latest_complete, x.wait.leave);
       PairSyncFinding f;
       f.location = x.location;
-      f.waiting = x.wait_at;
+      f.waiting = x.wait.at;
       f.cause = x.latest_complete_at;
-      f.wait = secs(until - x.wait_enter);
+      f.wait = secs(until - x.wait.enter);
       f.delay = DelayKind::RmaEarlyWait;
       f.part_delay = DelayKind::RmaLateComplete;
-      ctx.add_at(Metric::mpi_rma_early_wait, x.location, x.wait_cp, f.wait);
-      const std::int64_t from = std::max(x.latest_access, x.wait_enter);
+      ctx.add_at(Metric::mpi_rma_early_wait, x.location, x.wait.callpath, f.wait);
+      const std::int64_t from = std::max(x.latest_access, x.wait.enter);
       if (until > from) {
-        ctx.add_at(Metric::mpi_rma_late_complete, x.location, x.wait_cp, secs(until - from));
+        ctx.add_at(Metric::mpi_rma_late_complete, x.location, x.wait.callpath, secs(until - from));
         f.part = secs(until - from) / f.wait;
       }
       // A complete entered after the wait returned (clocks that disagree)
       // ended no wait: the wait is charged, not traced (nor paired).
-      if (x.latest_complete > x.wait_leave) f.cause = EventRef{};
+      if (x.latest_complete > x.wait.leave) f.cause = EventRef{};
       ctx.publish(f);
     }
   }

@@ -24,30 +24,29 @@ class RmaLatePost final : public Pattern {
     if (ctx.rma_epochs() == nullptr) return;
     for (const AccessEpochResult& a : ctx.rma_epochs()->access) {
       const std::int64_t p = a.latest_post;
-      if (p > a.start_enter && p <= a.start_leave) {
-        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.start_cp, secs(p - a.start_enter), a.start_at,
-               a.latest_post_at);
-      } else if (p > a.complete_enter && p <= a.complete_leave) {
-        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.complete_cp, secs(p - a.complete_enter),
-               a.complete_at, a.latest_post_at);
+      // (A call taken to have blocked if the post entered during it.)
+      auto during = [](std::int64_t post, const CallRef& call) { return post > call.enter && post <= call.leave; };
+      if (during(p, a.start)) {
+        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.start, p, a.latest_post_at);
+      } else if (during(p, a.complete)) {
+        charge(ctx, Metric::mpi_rma_sync_late_post, a.location, a.complete, p, a.latest_post_at);
       }
       for (const AccessEpochResult::Op& op : a.ops) {
-        if (op.post > op.enter && op.post <= op.leave) {
-          charge(ctx, Metric::mpi_rma_comm_late_post, a.location, op.callpath, secs(op.post - op.enter), op.at,
-                 op.post_at);
-        }
+        if (during(op.post, op.call)) charge(ctx, Metric::mpi_rma_comm_late_post, a.location, op.call, op.post, op.post_at);
       }
     }
   }
 
  private:
-  static void charge(ReplayContext& ctx, Metric m, int location, std::uint32_t cp, double wait, EventRef at,
-                     EventRef post) {
-    ctx.add_at(m, location, cp, wait);
+  // `call` waited until the post entered at `post`.
+  static void charge(ReplayContext& ctx, Metric m, int location, const CallRef& call, std::int64_t post,
+                     EventRef post_at) {
+    const double wait = secs(post - call.enter);
+    ctx.add_at(m, location, call.callpath, wait);
     PairSyncFinding f;
     f.location = location;
-    f.waiting = at;
-    f.cause = post;
+    f.waiting = call.at;
+    f.cause = post_at;
     f.wait = wait;
     f.delay = DelayKind::RmaLatePost;
     ctx.publish(f);

@@ -17,10 +17,10 @@ class RmaLockCompetition final : public Pattern {
     for (const LockCallResult& c : ctx.rma_epochs()->lock_calls) {
       if (c.competition <= 0) continue;
       const Metric m = c.operation ? Metric::mpi_rma_comm_lock_competition : Metric::mpi_rma_sync_lock_competition;
-      ctx.add_at(m, c.location, c.callpath, c.competition);
+      ctx.add_at(m, c.location, c.call.callpath, c.competition);
       PairSyncFinding f;
       f.location = c.location;
-      f.waiting = c.at;
+      f.waiting = c.call.at;
       f.cause = c.released_by;
       f.wait = c.competition;
       f.delay = DelayKind::RmaLockCompetition;

@@ -32,11 +32,11 @@ class RmaPairsync final : public Pattern {
   }
 
  public:
-  void on_epoch_end(ReplayContext& ctx) override {
+  void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const AccessEpochResult& a : ctx.rma_epochs()->access) {
-      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_count, a.location, a.complete_cp, a.accessed);
-      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_unneeded_count, a.location, a.complete_cp,
+      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_count, a.location, a.complete.callpath, a.accessed);
+      ctx.add_inclusive_at(Metric::mpi_rma_pairsync_unneeded_count, a.location, a.complete.callpath,
                            a.targets - a.accessed);
     }
   }

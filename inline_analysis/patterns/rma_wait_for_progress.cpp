@@ -3,7 +3,7 @@
 // other origin's lock to explain it (rma_locks.cpp): from the call's enter
 // to that entry.  Libraries that acquire locks and complete accesses with
 // the target's help (Open MPI's osc/pt2pt) show it; RDMA and shared-memory
-// windows do not.  Charged at the epoch's end, when the target's answer came.
+// windows do not.  Charged in the epoch the target's answer came.
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -12,10 +12,10 @@ namespace {
 class RmaWaitForProgress final : public Pattern {
  public:
   void subscribe(Dispatch&) override {}
-  void on_epoch_end(ReplayContext& ctx) override {
+  void on_rma_epochs(ReplayContext& ctx) override {
     if (ctx.rma_epochs() == nullptr) return;
     for (const LockCallResult& c : ctx.rma_epochs()->lock_calls) {
-      if (c.progress > 0 && !c.operation) ctx.add_at(Metric::mpi_rma_wait_for_progress, c.location, c.callpath, c.progress);
+      if (c.progress > 0 && !c.operation) ctx.add_at(Metric::mpi_rma_wait_for_progress, c.location, c.call.callpath, c.progress);
     }
   }
 };
