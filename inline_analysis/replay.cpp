@@ -265,6 +265,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     m.facts.truncated_intervals = m.sync.truncated();
     m.facts.crossing_sync_sends += m.sync.unexplained();
     m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();
+    m.facts.guessed_critical_paths = m.sync.guessed_paths();
   } else if (m.facts.comm_analysis_skipped) {
     m.sync.forget_intervals();
   }

@@ -24,6 +24,7 @@ std::int64_t SyncContext::window_end() const {
 bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
 bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
 void SyncContext::note_truncated() { ++r_.truncated_; }
+void SyncContext::note_guessed_path() { ++r_.guessed_paths_; }
 
 Sym SyncContext::incoming(std::size_t slot) {
   return r_.syms_.reduce_node(current_, slot);

@@ -275,6 +275,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   truncated_ = 0;
   unexplained_ = 0;
   unexplained_pairs_ = 0;
+  guessed_paths_ = 0;
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);
   SyncContext ctx(*this, rc);

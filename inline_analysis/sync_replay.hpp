@@ -170,6 +170,9 @@ class SyncContext {
   // requested cut, and whose part before the cut is not known (a window
   // analyzed for time only came between): it is cut short there.
   void note_truncated();
+  // The critical path's end in an earlier window had to be guessed (its
+  // holder was lost: critical_path.cpp); counted by one rank.
+  void note_guessed_path();
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   Transport& transport();
   // Values that depend on later points (sym.hpp), for the handler in
@@ -278,6 +281,8 @@ class SyncReplay {
   // Waits for a call of another rank (PairSyncFinding) of the last run with
   // one of the two calls in another epoch's window (found, not explained).
   std::uint64_t unexplained_pairs() const { return unexplained_pairs_; }
+  // Windows of the last run whose critical path end was guessed.
+  std::uint64_t guessed_paths() const { return guessed_paths_; }
   // A window was analyzed for time only: intervals across it are unknown.
   void forget_intervals() { carry_.invalidate(); }
   // Collective over all ranks.
@@ -295,6 +300,7 @@ class SyncReplay {
   std::uint64_t truncated_ = 0;
   std::uint64_t unexplained_ = 0;
   std::uint64_t unexplained_pairs_ = 0;
+  std::uint64_t guessed_paths_ = 0;
   IntervalCarry carry_;
   SymTable syms_;
   ReplayMail mail_;

@@ -195,6 +195,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.unexplained_rma_waits), in.unexplained_rma_waits == 1 ? "" : "s",
         in.unexplained_rma_waits == 1 ? "it" : "them");
   }
+  if (in.guessed_critical_paths > 0) {
+    say(os, "onlinews: the critical path's end in %llu window%s was guessed (its holder was lost at a cut; "
+        "docs/design.md): the path there is approximate\n",
+        static_cast<unsigned long long>(in.guessed_critical_paths), in.guessed_critical_paths == 1 ? "" : "s");
+  }
   if (in.unreceived_probes > 0) {
     say(os, "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
         "epoch (not analyzed)\n",

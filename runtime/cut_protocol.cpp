@@ -30,13 +30,14 @@ void CutProtocol::post_standing_bcast() {
   PMPI_Ibcast(bcast_, 3, MPI_UINT64_T, 0, comm_, &bcast_req_);
 }
 
-void CutProtocol::apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t) {
+void CutProtocol::apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t, std::uint64_t limit_raw) {
   Boundary b;
   b.number = number;
   b.kind = kind;
   if ((kind & cutkind::kRequested) != 0) {
     b.time = t;
-    b.mapped = true;
+    b.raw = limit_raw;  // (mapped like the events: the pipeline takes the earlier of the two)
+    b.mapped = limit_raw == 0;
     ++requested_;
     last_requested_ = true;
   } else {
@@ -144,12 +145,16 @@ void CutProtocol::poll() {
   }
 }
 
-void CutProtocol::catch_up(std::uint32_t requested_max) {
+void CutProtocol::announce_now() {
+  if (comm_ != MPI_COMM_NULL && s_.rank == 0 && !stopped_) announce(global_now(s_));
+}
+
+void CutProtocol::catch_up(std::uint32_t requested_max, std::uint64_t enter_raw) {
   // Every rank is inside the same world-spanning collective: waiting for a
   // broadcast rank 0 has started is allowed here.
   while (s_.rank != 0 && requested_ < requested_max && bcast_req_ != MPI_REQUEST_NULL) {
     PMPI_Wait(&bcast_req_, MPI_STATUS_IGNORE);
-    apply(static_cast<std::uint32_t>(bcast_[0]), static_cast<std::uint8_t>(bcast_[2]), bcast_[1]);
+    apply(static_cast<std::uint32_t>(bcast_[0]), static_cast<std::uint8_t>(bcast_[2]), bcast_[1], enter_raw);
     post_standing_bcast();
   }
 }

@@ -35,11 +35,17 @@ class CutProtocol {
   // At a progress point: applies announced boundaries, and requests a cut
   // (or, on rank 0, announces one) when this rank needs it.
   void poll();
+  // Rank 0 (test knob ONLINEWS_TEST_LATE_CUT): announces a cut now.
+  void announce_now();
   // Inside a world-spanning synchronizing collective (or MPI_Finalize),
   // after the decision's allreduce told every rank `requested_max`, the
   // largest number of requested boundaries announced: applies those this
-  // rank has not seen yet (waiting for them is allowed there) ...
-  void catch_up(std::uint32_t requested_max);
+  // rank has not seen yet (waiting for them is allowed there), no later
+  // than `enter_raw`, this rank's enter of that collective: rank 0 may have
+  // announced one while it was still inside the collective that others had
+  // left already, and the collective belongs to the window that the
+  // synchronizing boundary ends, on every rank ...
+  void catch_up(std::uint32_t requested_max, std::uint64_t enter_raw);
   // ... so that every rank takes the same number for the synchronizing
   // boundary, which ends the window at `raw`: right after the Leave of the
   // cut collective (raw clock).
@@ -57,7 +63,8 @@ class CutProtocol {
 
  private:
   // `t`: global ns of a requested cut, raw clock of a synchronizing one.
-  void apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t);
+  // `limit_raw` (requested cuts, 0: none): the cut lies no later than that.
+  void apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t, std::uint64_t limit_raw = 0);
   void post_standing_bcast();
   void announce(std::uint64_t t);  // rank 0
   bool wants_cut() const;

@@ -41,7 +41,7 @@ double max_fill(State& s) {
 
 }  // namespace
 
-void on_eligible_collective(int comm_id, std::uint64_t t_leave) {
+void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_leave) {
   State* sp = state();
   if (sp == nullptr || !g_recording.load(std::memory_order_relaxed) || !on_mpi_thread()) return;
   State& s = *sp;
@@ -82,7 +82,7 @@ void on_eligible_collective(int comm_id, std::uint64_t t_leave) {
   const bool cut = test_mode || ((due || full) && v[3] == 0.0 && v[5] <= 1.0);
   if (cut) {
     ToolScope tool;
-    s.cuts->catch_up(static_cast<std::uint32_t>(v[4]));
+    s.cuts->catch_up(static_cast<std::uint32_t>(v[4]), t_enter);
     s.clock_sync.sample(s.tool_world);  // offsets between hosts, once per synchronizing cut
     s.comms.epoch_done();
   }
@@ -92,13 +92,13 @@ void on_eligible_collective(int comm_id, std::uint64_t t_leave) {
   if (cut) s.cuts->sync_cut(cutkind::kSync, t_leave);
 }
 
-void final_epoch(std::uint64_t t_leave) {
+void final_epoch(std::uint64_t t_enter, std::uint64_t t_leave) {
   State& s = *state();
   ToolScope tool;
   // MPI_Finalize spans all ranks like a synchronizing collective.
   double v = static_cast<double>(s.cuts->requested_known());
   PMPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, s.tool_world);
-  s.cuts->catch_up(static_cast<std::uint32_t>(v));
+  s.cuts->catch_up(static_cast<std::uint32_t>(v), t_enter);
   s.clock_sync.sample(s.tool_world);
   s.cuts->sync_cut(cutkind::kSync | cutkind::kFinal, t_leave);
   s.cuts->shutdown();

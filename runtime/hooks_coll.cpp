@@ -90,7 +90,7 @@ void post_coll(Call& c, int rc) {
   call_leave(t);
   // The cut happens after the application's collective completed and was
   // recorded, before control returns to the application.
-  if (eligible) on_eligible_collective(c.comm_id, t);
+  if (eligible) on_eligible_collective(c.comm_id, c.t_enter, t);
 }
 
 }  // namespace hooks

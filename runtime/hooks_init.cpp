@@ -282,7 +282,12 @@ void pre_finalize(Call& c) {
     PMPI_Ibarrier(s->comms.rec(s->comms.lookup(MPI_COMM_WORLD)).decide, &barrier);
     for (int done = 0;;) {
       PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-      if (done) break;
+      if (done) {
+        // (Test knob: a cut announced after every other rank may have left
+        // the barrier, which rank 0's poll above can do by chance.)
+        if (s->cfg.test_late_cut) s->cuts->announce_now();
+        break;
+      }
       s->cuts->poll();
       if (s->pipeline->advance(std::chrono::microseconds(200), true) == Pipeline::Wait::Helper) {
         std::this_thread::yield();
@@ -296,7 +301,7 @@ void pre_finalize(Call& c) {
   ++t_in_tool;
   t_progress_gate = UINT64_MAX;
   try {
-    final_epoch(t2);
+    final_epoch(t, t2);
     if (s->analysis_thread) s->analysis_thread->stop();
     s->finalize_leave_ns = global_ns(*s, t2);
     g_recording.store(false);

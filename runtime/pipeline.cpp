@@ -117,12 +117,20 @@ void Pipeline::drain(bool all) {
     if (!all && p.size() >= b->capacity()) continue;
     if (!sampled) {
       s_.clock.advance(ClockMapper::sample());
+      std::uint64_t prev = last_.time;
       for (Boundary& bd : boundaries_) {
-        if (bd.mapped) continue;
-        // 1 ns past the cut collective's Leave once mapped (raw ticks are
-        // finer than ns): the collective stays in the window it ends.
-        bd.time = global_ns(s_, bd.raw) + 1;
-        bd.mapped = true;
+        if (!bd.mapped) {
+          // 1 ns past the cut collective's Leave once mapped (raw ticks are
+          // finer than ns): the collective stays in the window it ends.  A
+          // requested cut with a limit (CutProtocol::catch_up) lies no later
+          // than that.  Never before the boundary before it: a window may
+          // be empty, never reversed.
+          const std::uint64_t at = global_ns(s_, bd.raw);
+          bd.time = (bd.kind & cutkind::kRequested) != 0 ? std::min(bd.time, at) : at + 1;
+          bd.time = std::max(bd.time, prev);
+          bd.mapped = true;
+        }
+        prev = bd.time;
       }
       sampled = true;
     }

@@ -36,7 +36,8 @@ constexpr std::uint8_t kFinal = 4;      // MPI_Finalize
 struct Boundary {
   std::uint32_t number = 0;  // 1, 2, ...: ends window number - 1
   std::uint8_t kind = 0;     // cutkind
-  std::uint64_t raw = 0;     // sync cuts: the MPI thread's raw clock at the cut (0: none)
+  std::uint64_t raw = 0;     // sync cuts: the MPI thread's raw clock at the cut (0: none);
+                             // requested cuts: no later than this (0: no limit)
   std::uint64_t time = 0;    // global ns (for sync cuts: `raw`, mapped like the events)
   bool mapped = false;
 };

@@ -128,12 +128,12 @@ inline std::uint64_t global_ns(const State& s, std::uint64_t raw) {
 }
 
 // epoch.cpp
-// After an eligible collective on `comm_id` whose Leave was recorded at
-// `t_leave` (raw clock).
-void on_eligible_collective(int comm_id, std::uint64_t t_leave);
-// MPI_Finalize, whose Leave was recorded at `t_leave`: the last boundary,
-// then the pipeline driven to its end.
-void final_epoch(std::uint64_t t_leave);
+// After an eligible collective on `comm_id` whose Enter and Leave were
+// recorded at `t_enter` and `t_leave` (raw clock).
+void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_leave);
+// MPI_Finalize, whose Enter and Leave were recorded at `t_enter` and
+// `t_leave`: the last boundary, then the pipeline driven to its end.
+void final_epoch(std::uint64_t t_enter, std::uint64_t t_leave);
 // output.cpp
 void open_output(State& s);
 // Gathers the epoch's rows at rank 0 and appends them to the file (a

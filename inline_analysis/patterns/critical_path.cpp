@@ -221,6 +221,22 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (std::size_t i = run_; i < incs_.size(); ++i) s.add(incs_[i]);
     return ctx.reduce(s, slot);
   }
+  // The rank holding candidate `c` at the start of `e`.  A candidate that
+  // no rank holds there went with a wait whose cause has no point in the
+  // window (a window without the collective that ended it on some rank,
+  // after a cut that reached it late; docs/design.md): the path's end
+  // before it is guessed, the same way on every rank (the start holders
+  // are the same everywhere), and counted once.
+  static int holder_at_start(SyncContext& ctx, const Epoch& e, int c) {
+    if (c >= 0 && c < kCandidates && e.start_holder[static_cast<std::size_t>(c)] >= 0) {
+      return e.start_holder[static_cast<std::size_t>(c)];
+    }
+    if (ctx.world_rank() == 0) ctx.note_guessed_path();
+    for (int h : e.start_holder) {
+      if (h >= 0) return h;
+    }
+    return 0;
+  }
   // Books every epoch whose end holder is known now, newest first: the
   // holder at an epoch's end is the rank holding the next epoch's path at
   // that epoch's start.
@@ -241,7 +257,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
           same = same && *only == h;
         }
         if (e.end_holder) {
-          pending_[i - 1].end_holder = e.start_holder[*e.end_holder];
+          pending_[i - 1].end_holder = holder_at_start(ctx, e, *e.end_holder);
         } else if (same && only) {
           pending_[i - 1].end_holder = *only;
         }
@@ -249,7 +265,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
     }
     // Far too many epochs waiting (candidates that never meet, and no
     // synchronizing cut): take the oldest one's end from rank 0 (approximate).
-    if (pending_.size() > kMaxPending && !pending_.front().end_holder) pending_.front().end_holder = 0;
+    if (pending_.size() > kMaxPending && !pending_.front().end_holder) {
+      pending_.front().end_holder = 0;
+      if (ctx.world_rank() == 0) ctx.note_guessed_path();
+    }
     for (auto& e : pending_) {
       if (!e.end_holder || e.pieces.empty()) continue;
       const int h = *e.end_holder;

@@ -239,3 +239,46 @@ TEST_CASE("requested cuts: a collective instance the cut splits is left out, the
   CHECK(many[1].get(Metric::mpi_barrier_wait) == Approx(9 * 0.1).margin(1e-6));
   CHECK(many[2].get(Metric::mpi_barrier_wait) == Approx(0.0).margin(1e-6));
 }
+
+TEST_CASE("requested cuts: a last window without its collective guesses the path's end, counted", "[requested]") {
+  // Two independent pairs, 6 iterations of 1 s: rank 0 works 0.6 s and
+  // sends to rank 1, rank 2 works 0.7 s and sends to rank 3; the receivers
+  // wait for them (Late Sender).  The candidates of 0 and 1 end on rank 0,
+  // those of 2 and 3 on rank 2, so no requested window's path end is known
+  // until the run's synchronizing end.  A barrier [6.0, 6.1] ends the run
+  // (as MPI_Finalize), but the last requested cut, at 6.2, comes after it
+  // (rank 0 announced it inside MPI_Finalize once the others had left it;
+  // the runtime now clamps that, the analysis must survive it anyway): the
+  // synchronizing window has no collective, and no rank holds its path.
+  // The end is guessed (rank 0), once, and every window is booked: the
+  // path tiles [0, 6.2] on rank 0, which never waits.
+  auto r = make_ranks(4);
+  for (int it = 0; it < 6; ++it) {
+    const double t = it;
+    r[0].region(t, t + 0.6, kWork);
+    r[0].send(t + 0.6, t + 0.65, 1, it);
+    r[1].recv(t + 0.05, t + 0.65, 0, it);
+    r[1].region(t + 0.65, t + 0.95, kSolve);
+    r[2].region(t, t + 0.7, kWork);
+    r[2].send(t + 0.7, t + 0.75, 3, it);
+    r[3].recv(t + 0.05, t + 0.75, 2, it);
+    r[3].region(t + 0.75, t + 0.95, kSolve);
+  }
+  for (auto& v : r) v.coll(6.0, 6.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(6.3);
+  for (double t : {1.3, 2.3, 3.3, 4.3, 5.3, 6.2}) {
+    for (auto& v : r) v.requested_cut_at(t);
+  }
+  const auto res = replay(r);
+  REQUIRE(res[0].facts.size() == 7);
+  std::uint64_t guessed = 0;
+  for (const auto& x : res) {
+    for (const auto& f : x.facts) guessed += f.guessed_critical_paths;
+  }
+  CHECK(guessed == 1);
+  CHECK(res[0].get(Metric::critical_path) == Approx(6.2));
+  CHECK(res[0].get(Metric::critical_path, kWork) == Approx(6 * 0.6));
+  for (int k = 1; k < 4; ++k) CHECK(res[k].get(Metric::critical_path) == Approx(0.0).margin(1e-9));
+  CHECK(res[1].get(Metric::mpi_latesender) == Approx(6 * 0.55));
+  CHECK(res[3].get(Metric::mpi_latesender) == Approx(6 * 0.65));
+}
