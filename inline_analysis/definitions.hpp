@@ -42,6 +42,10 @@ enum class CollKind : std::uint8_t {
   Fence,     // MPI_Win_fence, on the window
 };
 
+// Which time metric an OpenMP construct's exclusive time belongs to
+// (ompt/constructs.def).
+enum class OmpGroup : std::uint8_t { None, Management, Synchronization, Work };
+
 namespace region_attr {
 constexpr std::uint8_t kSendrecv = 1;      // combined send+receive call
 constexpr std::uint8_t kBlockingSend = 2;  // MPI_Send / MPI_Ssend: may be a Late Receiver
@@ -57,6 +61,7 @@ struct RegionDef {
   std::uint8_t attrs = 0;
   std::string file;
   int line = 0;
+  OmpGroup omp = OmpGroup::None;  // RegionKind::Omp
 };
 
 struct CommDef {

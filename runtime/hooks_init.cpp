@@ -15,6 +15,9 @@
 #include <thread>
 
 #include "hooks_common.hpp"
+#if ONLINEWS_HAVE_OMPT
+#include "ompt/ompt.hpp"
+#endif
 #include "mpi_transport.hpp"
 #include "patient.hpp"
 #include "progress.hpp"
@@ -270,6 +273,9 @@ void pre_finalize(Call& c) {
     std::fprintf(stderr, "onlinews[%d]: %llu blocking calls ran analysis while they waited\n", s->rank,
                  static_cast<unsigned long long>(patient::waited_calls()));
   }
+#if ONLINEWS_HAVE_OMPT
+  if (s->rank == 0) ompt::report_support(s->cfg.verbose);  // (before the summary)
+#endif
   const std::uint64_t t = raw_now();
   record_enter(t, c.region);
   {

@@ -15,6 +15,7 @@ std::mutex g_mu;
 std::vector<analysis::RegionDef> g_all;      // every region, by id (guarded by g_mu)
 std::vector<std::string> g_filters;
 std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
+std::uint32_t g_omp_first = 0;  // OmpConstruct c is region g_omp_first + c
 
 std::uint32_t add_locked(analysis::RegionDef def) {
   const auto id = static_cast<std::uint32_t>(g_all.size());
@@ -45,6 +46,11 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
   g_tool_decide = add_locked({"onlinews_cut_decision", RegionKind::Tool, {}, {}, 0, "", 0});
   g_tool_setup = add_locked({"onlinews_setup", RegionKind::Tool, {}, {}, 0, "", 0});
   g_root = add_locked({root_name, RegionKind::Root, {}, {}, 0, "", 0});
+  g_omp_first = static_cast<std::uint32_t>(g_all.size());
+  using analysis::OmpGroup;
+#define ONLINEWS_OMP_CONSTRUCT(id, name, group) add_locked({name, RegionKind::Omp, {}, {}, 0, "", 0, OmpGroup::group});
+#include "ompt/constructs.def"
+#undef ONLINEWS_OMP_CONSTRUCT
   g_filters = filters;
 }
 
@@ -73,6 +79,8 @@ std::uint32_t user_region(const char* name) {
   ce.id = it->second;
   return ce.id;
 }
+
+std::uint32_t omp_region(OmpConstruct c) { return g_omp_first + static_cast<std::uint32_t>(c); }
 
 void publish_regions(std::vector<analysis::RegionDef>& regions) {
   std::lock_guard<std::mutex> lock(g_mu);

@@ -19,6 +19,16 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
 // hit a thread-local cache keyed by the string's address.
 std::uint32_t user_region(const char* name);
 
+// OpenMP constructs (ompt/constructs.def), registered by init_regions.
+enum class OmpConstruct : std::uint8_t {
+#define ONLINEWS_OMP_CONSTRUCT(id, name, group) id,
+#include "ompt/constructs.def"
+#undef ONLINEWS_OMP_CONSTRUCT
+  Count
+};
+// The region of construct `c` (valid once init_regions ran).
+std::uint32_t omp_region(OmpConstruct c);
+
 // Moves regions registered since the last call into `regions` (called by the
 // epoch before the analysis reads the table).
 void publish_regions(std::vector<analysis::RegionDef>& regions);

@@ -27,6 +27,12 @@ Metric category(const RegionDef* r) {
         case MpiGroup::RmaComm: return Metric::mpi_rma_communication;
         default: return Metric::mpi;
       }
+    case RegionKind::Omp:
+      switch (r->omp) {
+        case OmpGroup::Management: return Metric::omp_management;
+        case OmpGroup::Synchronization: return Metric::omp_synchronization;
+        default: return Metric::comp;
+      }
     default:
       return Metric::comp;
   }

@@ -6,7 +6,7 @@ output against the expectations in <name>.expect, one directive per line
   np N | args A... | env K=V... | exit CODE | timeout S | output NAME|none | pre-create FILE
   attempts N   (timed scenarios: pass if one of N runs passes; see until_passed)
   stderr REGEX | no-stderr REGEX | stderr-count N TEXT | unchanged FILE
-  expect METRIC [rank=R[,R]] [region=NAME] [under=NAME] [excl] [app] VALUE TOLERANCE
+  expect METRIC [rank=R[,R]] [thread=T] [region=NAME] [under=NAME] [excl] [app] VALUE TOLERANCE
       (app: only the application's call paths, none of the tool's own regions)
   atleast / atmost METRIC [selectors] VALUE
   ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
@@ -167,10 +167,12 @@ def metric_query(result, rest):
         if k in kw and not result.callpaths_of_region(kw[k]):
             raise LookupError(f"{k}={kw[k]}: no call path has this region")
     ranks = [int(x) for x in kw["rank"].split(",")] if "rank" in kw else [None]
+    thread = int(kw["thread"]) if "thread" in kw else None
     value = sum(result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"),
-                             app=app) for rank in ranks)
+                             app=app, thread=thread) for rank in ranks)
     rank = kw.get("rank")
     where = f"{metric}{'(excl)' if excl else ''}{'(app)' if app else ''} rank={'all' if rank is None else rank}" + \
+            (f" thread={thread}" if thread is not None else "") + \
             (f" region={kw['region']}" if "region" in kw else "") + (f" under={kw['under']}" if "under" in kw else "")
     return value, where, nums
 

@@ -94,11 +94,12 @@ class Result:
         return out
 
     # --- values ----------------------------------------------------------
-    def value(self, metric, rank=None, region=None, exclusive=False, under=None, app=False):
+    def value(self, metric, rank=None, region=None, exclusive=False, under=None, app=False, thread=None):
         """Sum of a metric over call paths (those whose last region is
         `region` and that lie below region `under`, if given; with `app`,
         only the application's: no tool region such as onlinews_analysis on
-        the path) and over the locations of `rank` (all, if None)."""
+        the path) and over the locations of `rank` (all, if None), only its
+        thread `thread` if given."""
         a = self.exclusive(metric) if exclusive else self.inclusive(metric)
         cps = set(range(a.shape[0]))
         if region is not None:
@@ -109,7 +110,11 @@ class Result:
             for name in {n for n, k in zip(self.region_names, self.region_kinds) if k == "tool"}:
                 cps -= set(self.callpaths_under(name))
         a = a[sorted(cps), :]
-        cols = slice(None) if rank is None else (self.loc_rank == rank)
+        cols = np.ones(len(self.loc_rank), dtype=bool)
+        if rank is not None:
+            cols &= self.loc_rank == rank
+        if thread is not None:
+            cols &= self.loc_thread == thread
         return float(a[:, cols].sum())
 
     def per_rank(self, metric, region=None, exclusive=False):

@@ -50,3 +50,40 @@ TEST_CASE("exclusive values in the metric tree", "[metrics]") {
   CHECK(v[idx(Metric::mpi_lswo_same)] == 0.5);
   CHECK(v[idx(Metric::comp)] == 6.0);
 }
+
+TEST_CASE("OpenMP constructs: management, synchronization, and their code as computation", "[time][omp]") {
+  // The master of a team: main 0-10 with a parallel construct 1-9 (fork 1-1.5,
+  // join 8.5-9) around its implicit task 1.5-8.5, which holds a loop 2-6
+  // (work inside it 2-5, the loop's implicit barrier 5-6) and a critical
+  // section 7-8.  Construct regions as ompt/constructs.def declares them.
+  auto r = make_ranks(1);
+  auto& defs = r[0].defs;
+  auto omp = [&defs](const char* name, analysis::OmpGroup g) {
+    defs.regions.push_back({name, analysis::RegionKind::Omp, {}, {}, 0, "", 0, g});
+    return static_cast<std::uint32_t>(defs.regions.size() - 1);
+  };
+  using analysis::OmpGroup;
+  const auto parallel = omp("!$omp parallel", OmpGroup::Management);
+  const auto task = omp("!$omp implicit task", OmpGroup::Work);
+  const auto loop = omp("!$omp for", OmpGroup::Work);
+  const auto barrier = omp("!$omp implicit barrier", OmpGroup::Synchronization);
+  const auto critical = omp("!$omp critical", OmpGroup::Synchronization);
+  r[0].enter(1.0, parallel);
+  r[0].enter(1.5, task);
+  r[0].enter(2.0, loop);
+  r[0].region(2.0, 5.0, kWork);
+  r[0].region(5.0, 6.0, barrier);
+  r[0].leave(6.0);
+  r[0].region(7.0, 8.0, critical);
+  r[0].leave(8.5);
+  r[0].leave(9.0);
+  r[0].leave(10.0);
+  auto res = replay(r);
+  const auto& a = *res[0].analyzer;
+  CHECK(value(a, Metric::omp_management) == Approx(1.0));
+  CHECK(value(a, Metric::omp_synchronization) == Approx(2.0));
+  CHECK(value(a, Metric::omp_time) == Approx(3.0));
+  CHECK(value(a, Metric::comp) == Approx(7.0));
+  CHECK(value(a, Metric::time, task) == Approx(7.0 - 4.0 - 1.0));  // exclusive of the loop and the critical section
+  CHECK(value(a, Metric::visits, barrier) == 1.0);
+}

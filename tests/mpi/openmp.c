@@ -1,0 +1,84 @@
+/* OpenMP constructs under OMPT: each rank runs a team of 4 threads
+ * (OMP_NUM_THREADS=4), sleep-driven so that the times are exact even with
+ * more threads than cores.  Built with GCC and linked with LLVM's libomp
+ * (openmp), or with GCC's libgomp (openmp_gomp: no OMPT).  Modes:
+ *   imbalance  2 iterations: thread t sleeps 0.1 (t + 1) s in "work", then
+ *              the parallel region's implicit barrier, where thread t waits
+ *              (0.3 - 0.1 t) s; between them the master sleeps 0.2 s in
+ *              "serial".  An explicit barrier follows every iteration's
+ *              work once more after 0.05 t s ("late"): thread t waits
+ *              (0.15 - 0.05 t) s there.
+ *   critical   every thread enters one critical section and holds it
+ *              0.05 s: the k-th to get it has waited k x 0.05 s, so the
+ *              team spends 0.05 (1 + 2 + 3 + 4) = 0.5 s in "!$omp critical"
+ *              (waiting and holding), whatever the order.
+ *   lock       the same with omp_set_lock / omp_unset_lock: 0.05 (0 + 1 + 2
+ *              + 3) = 0.3 s in omp_set_lock (waiting only).
+ *   tasks      one thread creates 8 tasks of 0.05 s in a single construct;
+ *              the team runs them (in the single's implicit barrier): 0.4 s
+ *              in "!$omp task" over the team. */
+#include <omp.h>
+#include <string.h>
+
+#include "scenario.h"
+
+static void imbalance(void) {
+  for (int it = 0; it < 2; ++it) {
+#pragma omp parallel
+    {
+      const int t = omp_get_thread_num();
+      region_sleep("work", 0.1 * (t + 1));
+#pragma omp barrier
+      region_sleep("late", 0.05 * t);
+#pragma omp barrier
+    }
+    region_sleep("serial", 0.2);
+  }
+}
+
+static void critical(void) {
+#pragma omp parallel
+  {
+#pragma omp critical
+    sleep_s(0.05);
+  }
+}
+
+static void lock(void) {
+  omp_lock_t l;
+  omp_init_lock(&l);
+#pragma omp parallel
+  {
+    omp_set_lock(&l);
+    sleep_s(0.05);
+    omp_unset_lock(&l);
+  }
+  omp_destroy_lock(&l);
+}
+
+static void tasks(void) {
+#pragma omp parallel
+  {
+#pragma omp single
+    {
+      for (int i = 0; i < 8; ++i) {
+#pragma omp task
+        sleep_s(0.05);
+      }
+    }
+  }
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  const char* mode = argc > 1 ? argv[1] : "imbalance";
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (strcmp(mode, "imbalance") == 0) imbalance();
+  if (strcmp(mode, "critical") == 0) critical();
+  if (strcmp(mode, "lock") == 0) lock();
+  if (strcmp(mode, "tasks") == 0) tasks();
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
