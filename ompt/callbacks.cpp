@@ -1,9 +1,10 @@
 // OMPT callbacks -> Enter/Leave of OpenMP construct regions in the calling
 // thread's buffer (constructs.def).  Every thread keeps the constructs it
-// entered on a small stack and leaves only the one on top: a construct
-// begun before MPI_Init (or one whose begin the runtime did not report) is
-// never left, so the stream's regions stay nested whatever the runtime
-// reports.  Nothing here allocates, locks or calls the system.
+// entered on a small stack, so that the stream's regions stay nested
+// whatever the runtime reports: the end of a construct that is not on the
+// stack (begun before MPI_Init, or its begin not reported) is ignored, and
+// the end of one below the top also leaves those above it.  Nothing here
+// locks or calls the system; a thread's first event allocates its buffer.
 #include "callbacks.hpp"
 
 #include "runtime/regions.hpp"
@@ -14,22 +15,39 @@ namespace {
 
 using rt::OmpConstruct;
 
-// Constructs a thread is inside (as recorded), innermost last.
+// Constructs a thread is inside (as recorded), innermost last; beyond the
+// stack's depth only counted (and their ends taken as theirs).
+constexpr int kDepth = 64;
 struct Open {
-  OmpConstruct at[64];
+  OmpConstruct at[kDepth];
   int depth = 0;
+  int overflow = 0;
 };
 constinit thread_local Open t_open{};
 
 void enter(OmpConstruct c) {
-  if (!rt::recording() || t_open.depth >= 64) return;
+  if (!rt::recording()) return;
+  if (t_open.depth == kDepth) {
+    ++t_open.overflow;
+    return;
+  }
   rt::record_enter(rt::raw_now(), rt::omp_region(c));
   t_open.at[t_open.depth++] = c;
 }
 void leave(OmpConstruct c) {
-  if (t_open.depth == 0 || t_open.at[t_open.depth - 1] != c) return;
-  --t_open.depth;
-  if (rt::recording()) rt::record_leave(rt::raw_now());
+  if (t_open.overflow > 0) {
+    --t_open.overflow;
+    return;
+  }
+  int k = t_open.depth;
+  while (k > 0 && t_open.at[k - 1] != c) --k;
+  if (k == 0) return;  // (not entered here)
+  const bool on = rt::recording();
+  const std::uint64_t t = on ? rt::raw_now() : 0;
+  while (t_open.depth >= k) {
+    --t_open.depth;
+    if (on) rt::record_leave(t);
+  }
 }
 void scope(ompt_scope_endpoint_t endpoint, OmpConstruct c) {
   if (endpoint == ompt_scope_begin) {
@@ -39,8 +57,10 @@ void scope(ompt_scope_endpoint_t endpoint, OmpConstruct c) {
   }
 }
 
-// Task data of explicit tasks (task_create marks them).
+// Task data of tied explicit tasks (task_create marks them), and once they
+// ran on a thread.
 constexpr std::uint64_t kExplicitTask = 0x6f6e6c696e6577ull;
+constexpr std::uint64_t kStartedTask = kExplicitTask + 1;
 
 }  // namespace
 
@@ -88,7 +108,12 @@ void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, omp
     case ompt_work_workshare: return scope(endpoint, OmpConstruct::Workshare);
     case ompt_work_distribute: return scope(endpoint, OmpConstruct::Distribute);
     case ompt_work_taskloop: return scope(endpoint, OmpConstruct::Taskloop);
-    default: return;  // (scope: its body is the thread's own code)
+    default:
+      // OpenMP 5.2 splits loops by schedule (ompt_work_loop_static = 10,
+      // _dynamic, _guided, _other = 13); scope (8): its body is the
+      // thread's own code.
+      if (kind >= 10 && kind <= 13) scope(endpoint, OmpConstruct::Loop);
+      return;
   }
 }
 
@@ -98,8 +123,9 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const
 
 // Critical sections and ordered: from the request to the release (waiting
 // and body).  Lock routines: omp_set_lock from the request to the
-// acquisition, omp_unset_lock at the release.  Test locks and atomics are
-// not recorded (a test never waits; atomics are too frequent).
+// acquisition (a nest lock its owner sets again: the nest_lock callback),
+// omp_unset_lock at the release.  Test locks and atomics are not recorded
+// (a test never waits; atomics are too frequent).
 void on_mutex_acquire(ompt_mutex_t kind, unsigned int, unsigned int, ompt_wait_id_t, const void*) {
   switch (kind) {
     case ompt_mutex_critical: return enter(OmpConstruct::Critical);
@@ -111,6 +137,9 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned int, unsigned int, ompt_wait_i
 }
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   if (kind == ompt_mutex_lock || kind == ompt_mutex_nest_lock) leave(OmpConstruct::LockSet);
+}
+void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void*) {
+  if (endpoint == ompt_scope_begin) leave(OmpConstruct::LockSet);
 }
 void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   switch (kind) {
@@ -125,15 +154,22 @@ void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
 }
 
 void on_task_create(ompt_data_t*, const ompt_frame_t*, ompt_data_t* new_task, int flags, int, const void*) {
-  if (new_task != nullptr) new_task->value = (flags & ompt_task_explicit) != 0 ? kExplicitTask : 0;
+  // (Untied tasks may resume on another thread: not recorded.)
+  const bool tied = (flags & ompt_task_explicit) != 0 && (flags & ompt_task_untied) == 0;
+  if (new_task != nullptr) new_task->value = tied ? kExplicitTask : 0;
 }
-// An explicit task runs on this thread from the switch to it until the
-// switch away from it (completed, or suspended: a resumed task is entered
-// again).
+// A tied explicit task is entered where it first runs and left where it
+// ends (completed, cancelled, detached).  While it is suspended (at a
+// taskwait, a taskgroup's end, a yield) the thread runs other tasks inside
+// it, nested, and it resumes on the same thread: switches are no events.
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
   if (status == ompt_task_early_fulfill || status == ompt_task_late_fulfill) return;
-  if (prior != nullptr && prior->value == kExplicitTask) leave(OmpConstruct::Task);
-  if (next != nullptr && next->value == kExplicitTask) enter(OmpConstruct::Task);
+  const bool ends = status == ompt_task_complete || status == ompt_task_cancel || status == ompt_task_detach;
+  if (ends && prior != nullptr && prior->value == kStartedTask) leave(OmpConstruct::Task);
+  if (next != nullptr && next->value == kExplicitTask) {
+    next->value = kStartedTask;
+    enter(OmpConstruct::Task);
+  }
 }
 
 }  // namespace onlinews::ompt

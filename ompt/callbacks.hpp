@@ -20,6 +20,7 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_
 void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl, ompt_wait_id_t wait_id,
                       const void* codeptr);
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr);
+void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t wait_id, const void* codeptr);
 void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* codeptr);
 void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t* frame, ompt_data_t* new_task, int flags,
                     int has_dependences, const void* codeptr);

@@ -83,6 +83,9 @@ void report_support(int verbose) {
                  "constructs are not analyzed (threads' time only).  To analyze them, use LLVM's libomp: compile "
                  "with clang -fopenmp=libomp, link GCC-compiled code with -lomp instead of -fopenmp, or run with "
                  "LD_PRELOAD=libomp.so.5 (Debian: libomp-dev)\n");
+  } else if (const char* other = std::getenv("OMP_TOOL_LIBRARIES"); l.libomp && other != nullptr && *other != '\0') {
+    std::fprintf(stderr, "onlinews: OMP_TOOL_LIBRARIES names another OMPT tool (%s), which onlinews leaves in "
+                 "charge: OpenMP constructs are not analyzed\n", other);
   } else if (l.libomp && verbose >= 1) {
     std::fprintf(stderr, "onlinews: the OpenMP runtime did not start onlinews' OMPT tool (OMP_TOOL=disabled?): "
                  "OpenMP constructs are not analyzed\n");
@@ -92,13 +95,16 @@ void report_support(int verbose) {
 }  // namespace onlinews::ompt
 
 // The OpenMP runtime's hook.  ONLINEWS_ENABLE=0 declines (as MPI_Init
-// will); OMP_TOOL=disabled keeps the runtime from asking at all.
+// will); so does OMP_TOOL_LIBRARIES, which names the tool the user chose
+// (only one tool can run, and the runtime asks this function first);
+// OMP_TOOL=disabled keeps the runtime from asking at all.
 extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt_start_tool(unsigned int,
                                                                                            const char*) {
   if (const char* raw = std::getenv("ONLINEWS_ENABLE"); raw != nullptr) {
     bool on = true;
     if (onlinews::rt::parse_bool_text(raw, on) && !on) return nullptr;
   }
+  if (const char* other = std::getenv("OMP_TOOL_LIBRARIES"); other != nullptr && *other != '\0') return nullptr;
   static ompt_start_tool_result_t result{&onlinews::ompt::initialize, &onlinews::ompt::finalize, {0}};
   return &result;
 }

@@ -127,9 +127,9 @@ void Pipeline::drain(bool all) {
           // be empty, never reversed.
           const std::uint64_t at = global_ns(s_, bd.raw);
           bd.time = (bd.kind & cutkind::kRequested) != 0 ? std::min(bd.time, at) : at + 1;
-          bd.time = std::max(bd.time, prev);
           bd.mapped = true;
         }
+        bd.time = std::max(bd.time, prev);
         prev = bd.time;
       }
       sampled = true;

@@ -16,7 +16,13 @@
  *              + 3) = 0.3 s in omp_set_lock (waiting only).
  *   tasks      one thread creates 8 tasks of 0.05 s in a single construct;
  *              the team runs them (in the single's implicit barrier): 0.4 s
- *              in "!$omp task" over the team. */
+ *              in "!$omp task" over the team.
+ *   taskwait   one thread creates 4 tasks; each sleeps 0.02 s, creates 2
+ *              child tasks of 0.05 s and waits for them (taskwait): 12
+ *              tasks, 4 x 0.02 + 8 x 0.05 = 0.48 s in "!$omp task".
+ *   nestlock   every thread sets a nest lock twice, holds it 0.05 s, and
+ *              unsets it twice: 0.3 s in omp_set_lock as in "lock", 8
+ *              visits (the second set of each thread takes no time). */
 #include <omp.h>
 #include <string.h>
 
@@ -69,6 +75,40 @@ static void tasks(void) {
   }
 }
 
+static void taskwait(void) {
+#pragma omp parallel
+  {
+#pragma omp single
+    {
+      for (int i = 0; i < 4; ++i) {
+#pragma omp task
+        {
+          sleep_s(0.02);
+          for (int j = 0; j < 2; ++j) {
+#pragma omp task
+            sleep_s(0.05);
+          }
+#pragma omp taskwait
+        }
+      }
+    }
+  }
+}
+
+static void nestlock(void) {
+  omp_nest_lock_t l;
+  omp_init_nest_lock(&l);
+#pragma omp parallel
+  {
+    omp_set_nest_lock(&l);
+    omp_set_nest_lock(&l);
+    sleep_s(0.05);
+    omp_unset_nest_lock(&l);
+    omp_unset_nest_lock(&l);
+  }
+  omp_destroy_nest_lock(&l);
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -78,6 +118,8 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "critical") == 0) critical();
   if (strcmp(mode, "lock") == 0) lock();
   if (strcmp(mode, "tasks") == 0) tasks();
+  if (strcmp(mode, "taskwait") == 0) taskwait();
+  if (strcmp(mode, "nestlock") == 0) nestlock();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
