@@ -44,7 +44,16 @@ enum class CollKind : std::uint8_t {
 
 // Which time metric an OpenMP construct's exclusive time belongs to
 // (ompt/constructs.def).
-enum class OmpGroup : std::uint8_t { None, Management, Synchronization, Work };
+enum class OmpGroup : std::uint8_t {
+  None,
+  Management,
+  Synchronization,
+  ImplicitBarrier,
+  ExplicitBarrier,
+  Wait,
+  Idle,
+  Work
+};
 
 namespace region_attr {
 constexpr std::uint8_t kSendrecv = 1;      // combined send+receive call

@@ -7,6 +7,8 @@
 // locks or calls the system; a thread's first event allocates its buffer.
 #include "callbacks.hpp"
 
+#include <atomic>
+
 #include "runtime/regions.hpp"
 #include "runtime/runtime.hpp"
 
@@ -34,7 +36,8 @@ void enter(OmpConstruct c) {
   rt::record_enter(rt::raw_now(), rt::omp_region(c));
   t_open.at[t_open.depth++] = c;
 }
-void leave(OmpConstruct c) {
+// Leaves `c` at `at` (raw clock; 0: now).
+void leave(OmpConstruct c, std::uint64_t at = 0) {
   if (t_open.overflow > 0) {
     --t_open.overflow;
     return;
@@ -43,18 +46,42 @@ void leave(OmpConstruct c) {
   while (k > 0 && t_open.at[k - 1] != c) --k;
   if (k == 0) return;  // (not entered here)
   const bool on = rt::recording();
-  const std::uint64_t t = on ? rt::raw_now() : 0;
+  const std::uint64_t t = !on ? 0 : at != 0 ? at : rt::raw_now();
   while (t_open.depth >= k) {
     --t_open.depth;
     if (on) rt::record_leave(t);
   }
 }
-void scope(ompt_scope_endpoint_t endpoint, OmpConstruct c) {
+void scope(ompt_scope_endpoint_t endpoint, OmpConstruct c, std::uint64_t end_at = 0) {
   if (endpoint == ompt_scope_begin) {
     enter(c);
   } else if (endpoint == ompt_scope_end) {
-    leave(c);
+    leave(c, end_at);
   }
+}
+
+// Teams.  libomp reports the end of a worker's implicit barrier at the end
+// of a parallel region (its wait, the barrier, its implicit task) only when
+// it releases the worker into the next region: the serial code between
+// would be barrier waiting.  So each parallel region gets a process-wide id
+// (its parallel data, and its members' implicit task data), and its master
+// publishes the join time in a small table; a worker whose implicit-barrier
+// wait ends after its team's join ends the wait, the barrier and its
+// implicit task at the join, and is idle from there ("!$omp idle").  (Lock-
+// free: an id tag per slot; a slot reused by a later team only loses the
+// correction for the earlier one.)
+constexpr std::size_t kTeams = 1024;
+struct Team {
+  std::atomic<std::uint64_t> id{0}, join{0};
+};
+Team g_teams[kTeams];
+std::atomic<std::uint64_t> g_next_team{1};
+// The join of this thread's team once its wait ended after it (0: none).
+constinit thread_local std::uint64_t t_joined = 0;
+
+bool is_implicit_barrier(ompt_sync_region_t kind) {
+  return kind == ompt_sync_region_barrier_implicit || kind == ompt_sync_region_barrier_implicit_workshare ||
+         kind == ompt_sync_region_barrier_implicit_parallel;
 }
 
 // Task data of tied explicit tasks (task_create marks them), and once they
@@ -69,17 +96,43 @@ void on_thread_begin(ompt_thread_t, ompt_data_t*) {
   if (rt::recording() && rt::t_buffer == nullptr) rt::attach_thread();
 }
 
-void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned int, int flags, const void*) {
-  if ((flags & ompt_parallel_league) == 0) enter(OmpConstruct::Parallel);
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel, unsigned int, int flags,
+                       const void*) {
+  if ((flags & ompt_parallel_league) != 0) return;
+  if (parallel != nullptr) {
+    const std::uint64_t id = g_next_team.fetch_add(1, std::memory_order_relaxed);
+    parallel->value = id;
+    Team& team = g_teams[id % kTeams];
+    team.join.store(0, std::memory_order_relaxed);
+    team.id.store(id, std::memory_order_release);
+  }
+  enter(OmpConstruct::Parallel);
 }
-void on_parallel_end(ompt_data_t*, ompt_data_t*, int flags, const void*) {
-  if ((flags & ompt_parallel_league) == 0) leave(OmpConstruct::Parallel);
+void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int flags, const void*) {
+  if ((flags & ompt_parallel_league) != 0) return;
+  const std::uint64_t t = rt::raw_now();
+  if (parallel != nullptr && parallel->value != 0) {
+    Team& team = g_teams[parallel->value % kTeams];
+    if (team.id.load(std::memory_order_acquire) == parallel->value) team.join.store(t, std::memory_order_release);
+  }
+  leave(OmpConstruct::Parallel, t);
 }
 
-void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, unsigned int, unsigned int,
-                      int flags) {
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t* task, unsigned int,
+                      unsigned int, int flags) {
   // (The initial task is the whole program: the root region.)
-  if ((flags & ompt_task_initial) == 0) scope(endpoint, OmpConstruct::ImplicitTask);
+  if ((flags & ompt_task_initial) != 0) return;
+  if (endpoint == ompt_scope_begin) {
+    if (task != nullptr) task->value = parallel != nullptr ? parallel->value : 0;
+    return enter(OmpConstruct::ImplicitTask);
+  }
+  const std::uint64_t joined = t_joined;
+  t_joined = 0;
+  leave(OmpConstruct::ImplicitTask, joined);
+  if (joined != 0 && rt::recording()) {
+    rt::record_enter(joined, rt::omp_region(OmpConstruct::Idle));
+    rt::record_leave(rt::raw_now());
+  }
 }
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
@@ -88,7 +141,7 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
     case ompt_sync_region_barrier_implicit:
     case ompt_sync_region_barrier_implicit_workshare:
     case ompt_sync_region_barrier_implicit_parallel:
-      return scope(endpoint, OmpConstruct::BarrierImplicit);
+      return scope(endpoint, OmpConstruct::BarrierImplicit, t_joined);
     case ompt_sync_region_barrier:
     case ompt_sync_region_barrier_explicit:
       return scope(endpoint, OmpConstruct::BarrierExplicit);
@@ -97,6 +150,20 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
     case ompt_sync_region_reduction: return scope(endpoint, OmpConstruct::Reduction);
     default: return scope(endpoint, OmpConstruct::BarrierImplementation);
   }
+}
+
+// The waiting part of a synchronization, inside its construct (tasks the
+// thread runs while it waits nest inside it: not waiting).
+void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
+                         const void*) {
+  if (endpoint == ompt_scope_end && is_implicit_barrier(kind) && task != nullptr && task->value != 0) {
+    const Team& team = g_teams[task->value % kTeams];
+    if (team.id.load(std::memory_order_acquire) == task->value) {
+      const std::uint64_t join = team.join.load(std::memory_order_acquire);
+      if (join != 0 && join < rt::raw_now()) t_joined = join;
+    }
+  }
+  scope(endpoint, OmpConstruct::SyncWait, t_joined);
 }
 
 void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, uint64_t, const void*) {

@@ -14,6 +14,8 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
                       unsigned int actual, unsigned int index, int flags);
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel,
                     ompt_data_t* task, const void* codeptr);
+void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel,
+                         ompt_data_t* task, const void* codeptr);
 void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t* task,
              uint64_t count, const void* codeptr);
 void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t* task, const void* codeptr);

@@ -31,11 +31,32 @@ Metric category(const RegionDef* r) {
       switch (r->omp) {
         case OmpGroup::Management: return Metric::omp_management;
         case OmpGroup::Synchronization: return Metric::omp_synchronization;
+        case OmpGroup::ImplicitBarrier: return Metric::omp_ibarrier;
+        case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier;
+        case OmpGroup::Wait: return Metric::omp_synchronization;  // (in a barrier: category_of)
+        case OmpGroup::Idle: return Metric::omp_idle_threads;
         default: return Metric::comp;
       }
     default:
       return Metric::comp;
   }
+}
+
+// A call path's category: its region's, except for the waiting part of a
+// barrier (ompt/constructs.def), which is that barrier's wait state.
+Metric category_of(const ReplayContext& ctx, std::uint32_t cp) {
+  const auto& node = ctx.callpaths().node(cp);
+  const RegionDef* r = ctx.defs().region(node.region);
+  if (r != nullptr && r->kind == RegionKind::Omp && r->omp == OmpGroup::Wait && node.parent != kNoCallpath) {
+    const RegionDef* p = ctx.defs().region(ctx.callpaths().node(node.parent).region);
+    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::ImplicitBarrier) {
+      return Metric::omp_ibarrier_wait;
+    }
+    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::ExplicitBarrier) {
+      return Metric::omp_ebarrier_wait;
+    }
+  }
+  return category(r);
 }
 
 class TimeVisits final : public Pattern {
@@ -57,8 +78,7 @@ class TimeVisits final : public Pattern {
     Chain& c = chains_[cp];
     if (c.n < 0) {
       c.n = 0;
-      const RegionDef* r = ctx.defs().region(ctx.callpaths().node(cp).region);
-      for (int i = idx(category(r)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
+      for (int i = idx(category_of(ctx, cp)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
         c.m[c.n++] = static_cast<std::int16_t>(i);
       }
     }

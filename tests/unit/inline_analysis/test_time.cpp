@@ -51,17 +51,21 @@ TEST_CASE("exclusive values in the metric tree", "[metrics]") {
   CHECK(v[idx(Metric::comp)] == 6.0);
 }
 
+namespace {
+// An OpenMP construct region (as ompt/constructs.def declares them).
+std::uint32_t omp_region(VRank& v, const char* name, analysis::OmpGroup g) {
+  v.defs.regions.push_back({name, analysis::RegionKind::Omp, {}, {}, 0, "", 0, g});
+  return static_cast<std::uint32_t>(v.defs.regions.size() - 1);
+}
+}  // namespace
+
 TEST_CASE("OpenMP constructs: management, synchronization, and their code as computation", "[time][omp]") {
   // The master of a team: main 0-10 with a parallel construct 1-9 (fork 1-1.5,
   // join 8.5-9) around its implicit task 1.5-8.5, which holds a loop 2-6
   // (work inside it 2-5, the loop's implicit barrier 5-6) and a critical
   // section 7-8.  Construct regions as ompt/constructs.def declares them.
   auto r = make_ranks(1);
-  auto& defs = r[0].defs;
-  auto omp = [&defs](const char* name, analysis::OmpGroup g) {
-    defs.regions.push_back({name, analysis::RegionKind::Omp, {}, {}, 0, "", 0, g});
-    return static_cast<std::uint32_t>(defs.regions.size() - 1);
-  };
+  auto omp = [&r](const char* name, analysis::OmpGroup g) { return omp_region(r[0], name, g); };
   using analysis::OmpGroup;
   const auto parallel = omp("!$omp parallel", OmpGroup::Management);
   const auto task = omp("!$omp implicit task", OmpGroup::Work);
@@ -86,4 +90,41 @@ TEST_CASE("OpenMP constructs: management, synchronization, and their code as com
   CHECK(value(a, Metric::comp) == Approx(7.0));
   CHECK(value(a, Metric::time, task) == Approx(7.0 - 4.0 - 1.0));  // exclusive of the loop and the critical section
   CHECK(value(a, Metric::visits, barrier) == 1.0);
+}
+
+TEST_CASE("OpenMP barrier waits: tasks run while waiting are not waiting; idle workers", "[time][omp]") {
+  // A worker: its implicit task 0-6 holds an explicit barrier 1-3 (waiting
+  // 1.5-3) and an implicit barrier 4-6 (waiting 4-6, of which it runs a task
+  // 4.5-5.5); then idle 6-8 until the next region.
+  auto r = make_ranks(1);
+  auto omp = [&r](const char* name, analysis::OmpGroup g) { return omp_region(r[0], name, g); };
+  using analysis::OmpGroup;
+  const auto task = omp("!$omp implicit task", OmpGroup::Work);
+  const auto ebarrier = omp("!$omp barrier", OmpGroup::ExplicitBarrier);
+  const auto ibarrier = omp("!$omp implicit barrier", OmpGroup::ImplicitBarrier);
+  const auto wait = omp("!$omp wait", OmpGroup::Wait);
+  const auto explicit_task = omp("!$omp task", OmpGroup::Work);
+  const auto idle = omp("!$omp idle", OmpGroup::Idle);
+  r[0].enter(0.0, task);
+  r[0].enter(1.0, ebarrier);
+  r[0].region(1.5, 3.0, wait);
+  r[0].leave(3.0);
+  r[0].enter(4.0, ibarrier);
+  r[0].enter(4.0, wait);
+  r[0].region(4.5, 5.5, explicit_task);
+  r[0].leave(6.0);
+  r[0].leave(6.0);
+  r[0].leave(6.0);
+  r[0].region(6.0, 8.0, idle);
+  r[0].leave(10.0);
+  auto res = replay(r);
+  const auto& a = *res[0].analyzer;
+  CHECK(value(a, Metric::omp_ebarrier_wait) == Approx(1.5));
+  CHECK(value(a, Metric::omp_ebarrier) == Approx(2.0));
+  CHECK(value(a, Metric::omp_ibarrier_wait) == Approx(1.0));
+  CHECK(value(a, Metric::omp_ibarrier) == Approx(1.0));
+  CHECK(value(a, Metric::omp_idle_threads) == Approx(2.0));
+  CHECK(value(a, Metric::omp_time) == Approx(2.0 + 1.0 + 2.0));
+  CHECK(value(a, Metric::comp) == Approx(10.0 - 5.0));
+  CHECK(value(a, Metric::time, explicit_task) == Approx(1.0));
 }
