@@ -51,6 +51,9 @@ enum class OmpGroup : std::uint8_t {
   ImplicitBarrier,
   ExplicitBarrier,
   Wait,
+  Critical,
+  LockWait,
+  LockApi,
   Idle,
   Work
 };

@@ -188,15 +188,19 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const
   scope(endpoint, OmpConstruct::Masked);
 }
 
-// Critical sections and ordered: from the request to the release (waiting
-// and body).  Lock routines: omp_set_lock from the request to the
+// Critical sections and ordered: from the request to the release, with the
+// waiting (request to acquisition) inside as "!$omp wait".  Lock routines: omp_set_lock from the request to the
 // acquisition (a nest lock its owner sets again: the nest_lock callback),
 // omp_unset_lock at the release.  Test locks and atomics are not recorded
 // (a test never waits; atomics are too frequent).
 void on_mutex_acquire(ompt_mutex_t kind, unsigned int, unsigned int, ompt_wait_id_t, const void*) {
   switch (kind) {
-    case ompt_mutex_critical: return enter(OmpConstruct::Critical);
-    case ompt_mutex_ordered: return enter(OmpConstruct::Ordered);
+    case ompt_mutex_critical:
+      enter(OmpConstruct::Critical);
+      return enter(OmpConstruct::SyncWait);
+    case ompt_mutex_ordered:
+      enter(OmpConstruct::Ordered);
+      return enter(OmpConstruct::SyncWait);
     case ompt_mutex_lock:
     case ompt_mutex_nest_lock: return enter(OmpConstruct::LockSet);
     default: return;
@@ -204,6 +208,7 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned int, unsigned int, ompt_wait_i
 }
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   if (kind == ompt_mutex_lock || kind == ompt_mutex_nest_lock) leave(OmpConstruct::LockSet);
+  if (kind == ompt_mutex_critical || kind == ompt_mutex_ordered) leave(OmpConstruct::SyncWait);
 }
 void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void*) {
   if (endpoint == ompt_scope_begin) leave(OmpConstruct::LockSet);

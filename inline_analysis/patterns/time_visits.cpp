@@ -35,6 +35,8 @@ Metric category(const RegionDef* r) {
         case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier;
         case OmpGroup::Wait: return Metric::omp_synchronization;  // (in a barrier: category_of)
         case OmpGroup::Idle: return Metric::omp_idle_threads;
+        case OmpGroup::LockWait: return Metric::omp_lock_contention_api;
+        case OmpGroup::LockApi: return Metric::omp_lock_api;
         default: return Metric::comp;
       }
     default:
@@ -54,6 +56,9 @@ Metric category_of(const ReplayContext& ctx, std::uint32_t cp) {
     }
     if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::ExplicitBarrier) {
       return Metric::omp_ebarrier_wait;
+    }
+    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::Critical) {
+      return Metric::omp_lock_contention_critical;
     }
   }
   return category(r);

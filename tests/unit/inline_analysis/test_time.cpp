@@ -128,3 +128,28 @@ TEST_CASE("OpenMP barrier waits: tasks run while waiting are not waiting; idle w
   CHECK(value(a, Metric::comp) == Approx(10.0 - 5.0));
   CHECK(value(a, Metric::time, explicit_task) == Approx(1.0));
 }
+
+TEST_CASE("OpenMP critical sections and locks: waiting is contention, bodies are computation", "[time][omp]") {
+  // A critical section requested at 1, acquired at 2.5, released at 3; a
+  // lock set 4-4.5 (waiting) and unset 5-5.1.
+  auto r = make_ranks(1);
+  using analysis::OmpGroup;
+  const auto critical = omp_region(r[0], "!$omp critical", OmpGroup::Critical);
+  const auto wait = omp_region(r[0], "!$omp wait", OmpGroup::Wait);
+  const auto set = omp_region(r[0], "omp_set_lock", OmpGroup::LockWait);
+  const auto unset = omp_region(r[0], "omp_unset_lock", OmpGroup::LockApi);
+  r[0].enter(1.0, critical);
+  r[0].region(1.0, 2.5, wait);
+  r[0].leave(3.0);
+  r[0].region(4.0, 4.5, set);
+  r[0].region(5.0, 5.1, unset);
+  r[0].leave(6.0);
+  auto res = replay(r);
+  const auto& a = *res[0].analyzer;
+  CHECK(value(a, Metric::omp_lock_contention_critical) == Approx(1.5));
+  CHECK(value(a, Metric::omp_critical) == Approx(1.5));
+  CHECK(value(a, Metric::omp_lock_contention_api) == Approx(0.5));
+  CHECK(value(a, Metric::omp_lock_api) == Approx(0.6));
+  CHECK(value(a, Metric::omp_synchronization) == Approx(2.1));
+  CHECK(value(a, Metric::comp) == Approx(6.0 - 2.1));
+}
