@@ -259,11 +259,22 @@ struct Analyzer::Impl {
     return locs[l];
   }
   // replay.cpp
-  void annotate(LocationWindow& w);
-  void fill_leaves(const LocationWindow& w, LocationState& st);
+  // Call paths, enter and leave times of every event (in slices).
+  Task<> annotate(LocationWindow& w, Scheduler& sched);
+  // ... the leave times only (again after a clock correction), of the
+  // events [lo, hi), walking back from hi with the Leave times of the
+  // regions still open there (`leaves`, innermost last).
+  void fill_leaves(const LocationWindow& w, LocationState& st, std::vector<std::int64_t>& leaves, std::size_t lo,
+                   std::size_t hi);
+  void fill_leaves(const LocationWindow& w, LocationState& st) {
+    std::vector<std::int64_t> leaves;
+    fill_leaves(w, st, leaves, 0, w.events.size());
+  }
   Task<> walk(Phase ph, std::vector<LocationWindow>& windows, Scheduler& sched);
   // matching.cpp
-  void collect_messages(const LocationWindow& w);
+  // Events [begin, end) of the window (in slices: a window holds up to
+  // two buffers' worth).
+  void collect_messages(const LocationWindow& w, std::size_t begin, std::size_t end);
   // Removes and returns the probe waiting for this message, if any.
   std::optional<PendingProbe> take_probe(const ProbeKey& key);
   Task<> exchange_and_match(const LocationWindow& w, Transport& t);

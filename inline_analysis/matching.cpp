@@ -19,10 +19,10 @@ std::optional<PendingProbe> Analyzer::Impl::take_probe(const ProbeKey& key) {
   return p;
 }
 
-void Analyzer::Impl::collect_messages(const LocationWindow& w) {
+void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin, std::size_t end) {
   LocationState& st = loc(w.location);
   const int me = defs.world_rank;
-  for (std::size_t i = 0; i < w.events.size(); ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     const Event& e = w.events[i];
     const EventAnnotation& a = st.annot[i];
     if (a.callpath == kNoCallpath) continue;

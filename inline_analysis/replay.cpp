@@ -91,7 +91,10 @@ int Analyzer::epochs() const { return impl_->epoch; }
 const std::vector<std::uint64_t>& Analyzer::retired_comms() const { return impl_->retired; }
 std::vector<std::string> Analyzer::active_patterns() const { return impl_->pattern_names; }
 
-void Analyzer::Impl::annotate(LocationWindow& w) {
+// (Slices of this many events: ~0.1 ms each.)
+constexpr std::size_t kAnnotateChunk = 4096;
+
+Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   LocationState& st = loc(w.location);
   profile.ensure_location(w.location);
   const std::size_t n = w.events.size();
@@ -101,6 +104,7 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
   st.marks.assign(n, 0);
   // Forward: call paths, enter times and frames from the persistent stack.
   for (std::size_t i = 0; i < n; ++i) {
+    if (i % kAnnotateChunk == kAnnotateChunk - 1) co_await sched.slice();
     const Event& e = w.events[i];
     const auto t = static_cast<std::int64_t>(e.time);
     EventAnnotation& a = st.annot[i];
@@ -117,13 +121,19 @@ void Analyzer::Impl::annotate(LocationWindow& w) {
       a = {t, kOpen, kNoCallpath, 0};  // unbalanced Leave: ignored by the patterns
     }
   }
-  fill_leaves(w, st);
+  std::vector<std::int64_t> leaves;
+  for (std::size_t hi = n; hi > 0;) {
+    const std::size_t lo = hi > kAnnotateChunk ? hi - kAnnotateChunk : 0;
+    fill_leaves(w, st, leaves, lo, hi);
+    hi = lo;
+    co_await sched.slice();
+  }
 }
 
 // Backward: each event learns when its enclosing region is left.
-void Analyzer::Impl::fill_leaves(const LocationWindow& w, LocationState& st) {
-  std::vector<std::int64_t> leaves;
-  for (std::size_t i = w.events.size(); i-- > 0;) {
+void Analyzer::Impl::fill_leaves(const LocationWindow& w, LocationState& st, std::vector<std::int64_t>& leaves,
+                                 std::size_t lo, std::size_t hi) {
+  for (std::size_t i = hi; i-- > lo;) {
     const Event& e = w.events[i];
     EventAnnotation& a = st.annot[i];
     if (e.kind == EventKind::Leave) {
@@ -204,7 +214,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
   LocationWindow* mpi = nullptr;
   for (auto& w : windows) {
-    m.annotate(w);
+    co_await m.annotate(w, sched);
     co_await sched.slice();
     m.facts.events += w.events.size();
     m.facts.dropped_events += w.dropped;
@@ -221,8 +231,11 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     }
   }
   if (m.comm_patterns) {
-    m.collect_messages(*mpi);
-    co_await sched.slice();
+    constexpr std::size_t kChunk = 4096;  // (~0.1 ms)
+    for (std::size_t b = 0; b < mpi->events.size(); b += kChunk) {
+      m.collect_messages(*mpi, b, std::min(b + kChunk, mpi->events.size()));
+      co_await sched.slice();
+    }
     // A lost communication event on any rank breaks message and collective
     // alignment for this window: agree on it and analyze time only.
     // And whether any rank has RMA accesses to report (exchange_fence_accesses).

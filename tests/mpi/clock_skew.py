@@ -15,7 +15,8 @@ Expected, per case:
     corrected;
   * the corrected run's wait states, delay costs and critical path equal the
     unskewed run's within 2 % (or 10 ms: the two runs are two executions and
-    their sleeps jitter by a few ms when oversubscribed).
+    their sleeps jitter by a few ms when oversubscribed); a wait state or
+    delay cost may differ by more in one epoch only (one_epoch_apart).
 Without the offset correction the skewed waits would be off by seconds.
 A case whose two runs disagree is run again, up to --attempts pairs (3):
 load only adds time to one of two executions, while a correction error
@@ -53,6 +54,24 @@ CASES = [
     ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-400"),
     ("iterations", "iterations", [], 4, "0", "0.3,200,40"),
 ]
+
+
+def one_epoch_apart(plain, skewed, metric, tol):
+    """Whether two runs with the same epochs differ in `metric` by more than
+    `tol` in one epoch only.  The tool's own work on the application's
+    thread differs between them (the skewed run measures offsets and
+    corrects clocks at every cut), and on a loaded machine one such stall
+    (the first HDF5 append, 2-5 ms on rank 0) can delay a rank before one
+    collective: every other rank's wait there grows by as much.  That is a
+    difference of the two executions; a correction error would shift the
+    waits of every epoch in which the misjudged rank takes part."""
+    a, b = plain.epoch_totals(metric), skewed.epoch_totals(metric)
+    if len(a) != len(b) or len(a) < 3:
+        return False, ""
+    d = sorted(abs(x - y) for x, y in zip(a, b))
+    if sum(d[:-1]) > tol:
+        return False, ""
+    return True, f"  (one epoch {d[-1] * 1e3:.1f} ms apart, the others {sum(d[:-1]) * 1e3:.1f} ms in all)"
 
 
 def run(args, work, name, exe, argv, np_, epochs, skew):
@@ -117,9 +136,13 @@ def main():
 
         pairs = [(m, total(plain, m), total(skewed, m)) for m in names]
         for m, a, b in pairs:
-            ok = abs(a - b) <= max(args.rel * max(a, b), args.abs)
+            tol = max(args.rel * max(a, b), args.abs)
+            ok = abs(a - b) <= tol
+            note = ""
+            if not ok and not m.startswith("critical_path"):
+                ok, note = one_epoch_apart(plain, skewed, m, tol)
             if a > 0 or b > 0 or not ok:
-                print(f"    {'ok  ' if ok else 'FAIL'} {m:30s} unskewed {a:8.4f} s  corrected {b:8.4f} s")
+                print(f"    {'ok  ' if ok else 'FAIL'} {m:30s} unskewed {a:8.4f} s  corrected {b:8.4f} s{note}")
             if not ok:
                 failures.append(f"{name}: {m}")
         return failures
