@@ -22,7 +22,10 @@
  *              tasks, 4 x 0.02 + 8 x 0.05 = 0.48 s in "!$omp task".
  *   nestlock   every thread sets a nest lock twice, holds it 0.05 s, and
  *              unsets it twice: 0.3 s in omp_set_lock as in "lock", 8
- *              visits (the second set of each thread takes no time). */
+ *              visits (the second set of each thread takes no time).
+ *   hybrid     10 iterations: a parallel region where thread t works
+ *              0.01 (t + 1) s, then an explicit barrier; MPI_Allreduce and
+ *              0.02 s of serial code on the master (omp_online.py). */
 #include <omp.h>
 #include <string.h>
 
@@ -109,6 +112,20 @@ static void nestlock(void) {
   omp_destroy_nest_lock(&l);
 }
 
+static void hybrid(void) {
+  double in = 1, out = 0;
+  for (int it = 0; it < 10; ++it) {
+#pragma omp parallel
+    {
+      const int t = omp_get_thread_num();
+      region_sleep("work", 0.01 * (t + 1));
+#pragma omp barrier
+    }
+    MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    region_sleep("serial", 0.02);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -120,6 +137,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "tasks") == 0) tasks();
   if (strcmp(mode, "taskwait") == 0) taskwait();
   if (strcmp(mode, "nestlock") == 0) nestlock();
+  if (strcmp(mode, "hybrid") == 0) hybrid();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;

@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""OpenMP online equals one epoch: openmp.c hybrid (2 ranks x 4 threads, 10
+iterations of a parallel region where thread t works 0.01 (t + 1) s before
+an explicit barrier, then MPI_Allreduce and 0.02 s of serial code on the
+master) runs with ONLINEWS_EPOCH_SECONDS=0, a cut at every MPI_Allreduce,
+and ONLINEWS_TEST_REFERENCE, which analyzes the same execution again as one
+epoch at MPI_Finalize.  Every OpenMP metric of the two analyses agrees
+within 1 % (or 1 ms).  And the values are the program's: thread t waits
+(0.03 - 0.01 t) s at each barrier, 0.06 s per rank and iteration, 0.6 s in
+10; the 3 workers are idle during the 9 serial phases a parallel region
+follows (after the last one nothing reports them), 3 x 9 x 0.02 s = 0.54 s
+per rank, plus the MPI_Allreduce in each."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python"))
+import onlinews_h5  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_scenario import Checks, launch, mpi_env, script_args, until_passed  # noqa: E402
+
+METRICS = ["omp_time", "omp_management", "omp_synchronization", "omp_ebarrier", "omp_ebarrier_wait",
+           "omp_ibarrier", "omp_ibarrier_wait", "omp_critical", "omp_lock_api", "omp_idle_threads", "comp"]
+
+
+def main():
+    args = script_args().parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+
+    def attempt(_k):
+        out, ref = work / "online.h5", work / "reference.h5"
+        out.unlink(missing_ok=True)
+        ref.unlink(missing_ok=True)
+        env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS="0", ONLINEWS_TEST_REFERENCE=str(ref),
+                      OMP_NUM_THREADS="4", OMP_WAIT_POLICY="passive")
+        cmd = launch(args.mpiexec, 2) + [args.exe, "hybrid"]
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+        sys.stdout.write(p.stderr)
+        if p.returncode != 0:
+            sys.exit(f"FAIL: exit code {p.returncode}")
+        online, post = onlinews_h5.Result(str(out)), onlinews_h5.Result(str(ref))
+        check = Checks()
+        check(int(online.attrs["epochs"]) >= 11 and int(post.attrs["epochs"]) == 1,
+              f"epochs: online {online.attrs['epochs']} (>= 11), one-epoch {post.attrs['epochs']}")
+        check(len(online.loc_rank) == 8, f"{len(online.loc_rank)} locations (2 ranks x 4 threads)")
+        for m in METRICS:
+            a, b = online.value(m, app=True), post.value(m, app=True)
+            check(abs(a - b) <= max(0.01 * max(a, b), 1e-3), f"{m:22s} online {a:8.4f} s  one epoch {b:8.4f} s")
+        for r in (0, 1):
+            w = online.value("omp_ebarrier_wait", rank=r)
+            check(abs(w - 0.6) <= 0.03, f"omp_ebarrier_wait rank {r}: {w:.4f} s (want 0.6 +- 0.03)")
+            i = online.value("omp_idle_threads", rank=r)
+            check(0.53 <= i <= 0.62, f"omp_idle_threads rank {r}: {i:.4f} s (want 0.54 + 9 Allreduce, <= 0.62)")
+        return check.failures
+
+    failures = until_passed(3, attempt)
+    print("PASS" if not failures else "FAIL: " + ", ".join(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
