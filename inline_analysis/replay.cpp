@@ -91,9 +91,6 @@ int Analyzer::epochs() const { return impl_->epoch; }
 const std::vector<std::uint64_t>& Analyzer::retired_comms() const { return impl_->retired; }
 std::vector<std::string> Analyzer::active_patterns() const { return impl_->pattern_names; }
 
-// (Slices of this many events: ~0.1 ms each.)
-constexpr std::size_t kAnnotateChunk = 4096;
-
 Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   LocationState& st = loc(w.location);
   profile.ensure_location(w.location);
@@ -104,7 +101,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   st.marks.assign(n, 0);
   // Forward: call paths, enter times and frames from the persistent stack.
   for (std::size_t i = 0; i < n; ++i) {
-    if (i % kAnnotateChunk == kAnnotateChunk - 1) co_await sched.slice();
+    if (i % kSliceEvents == kSliceEvents - 1) co_await sched.slice();
     const Event& e = w.events[i];
     const auto t = static_cast<std::int64_t>(e.time);
     EventAnnotation& a = st.annot[i];
@@ -123,7 +120,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   }
   std::vector<std::int64_t> leaves;
   for (std::size_t hi = n; hi > 0;) {
-    const std::size_t lo = hi > kAnnotateChunk ? hi - kAnnotateChunk : 0;
+    const std::size_t lo = hi > kSliceEvents ? hi - kSliceEvents : 0;
     fill_leaves(w, st, leaves, lo, hi);
     hi = lo;
     co_await sched.slice();
@@ -231,9 +228,8 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     }
   }
   if (m.comm_patterns) {
-    constexpr std::size_t kChunk = 4096;  // (~0.1 ms)
-    for (std::size_t b = 0; b < mpi->events.size(); b += kChunk) {
-      m.collect_messages(*mpi, b, std::min(b + kChunk, mpi->events.size()));
+    for (std::size_t b = 0; b < mpi->events.size(); b += Impl::kSliceEvents) {
+      m.collect_messages(*mpi, b, std::min(b + Impl::kSliceEvents, mpi->events.size()));
       co_await sched.slice();
     }
     // A lost communication event on any rank breaks message and collective

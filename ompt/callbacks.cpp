@@ -189,9 +189,9 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*, const
 }
 
 // Critical sections and ordered: from the request to the release, with the
-// waiting (request to acquisition) inside as "!$omp wait".  Lock routines: omp_set_lock from the request to the
-// acquisition (a nest lock its owner sets again: the nest_lock callback),
-// omp_unset_lock at the release.  Test locks and atomics are not recorded
+// waiting (request to acquisition) inside as "!$omp wait".  Lock routines:
+// omp_set_lock from the request to the acquisition (a nest lock its owner
+// sets again: the nest_lock callback), omp_unset_lock at the release.  Test locks and atomics are not recorded
 // (a test never waits; atomics are too frequent).
 void on_mutex_acquire(ompt_mutex_t kind, unsigned int, unsigned int, ompt_wait_id_t, const void*) {
   switch (kind) {

@@ -123,12 +123,13 @@ void Pipeline::drain(bool all) {
           // 1 ns past the cut collective's Leave once mapped (raw ticks are
           // finer than ns): the collective stays in the window it ends.  A
           // requested cut with a limit (CutProtocol::catch_up) lies no later
-          // than that.  Never before the boundary before it: a window may
-          // be empty, never reversed.
+          // than that.
           const std::uint64_t at = global_ns(s_, bd.raw);
           bd.time = (bd.kind & cutkind::kRequested) != 0 ? std::min(bd.time, at) : at + 1;
           bd.mapped = true;
         }
+        // Never before the boundary before it: a window may be empty, never
+        // reversed.
         bd.time = std::max(bd.time, prev);
         prev = bd.time;
       }

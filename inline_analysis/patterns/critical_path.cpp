@@ -6,10 +6,10 @@
 // of a broadcast, the latest sender of a reduction, the latest lower rank of
 // a scan, the call of another rank an RMA call waited for), at the moment the
 // wait ended.  Every wait is a pair of ranks (sync_replay.hpp): the waiting
-// rank hands on what it holds, the causing rank takes it over.  A rank holding the path books the
-// exclusive time of its call paths over the segment it holds; the wait itself
-// is never on the path, so the segments tile the window and their sum is its
-// span.  The indicators are computed at MPI_Finalize
+// rank hands on what it holds, the causing rank takes it over.  A rank
+// holding the path books the exclusive time of its call paths over the
+// segment it holds; the wait itself is never on the path, so the segments
+// tile the window and their sum is its span.  The indicators are computed at MPI_Finalize
 // (postpass/critical_path.cpp).
 //
 // Where the path ends.  A window that ends in a synchronizing cut ends on the
@@ -273,7 +273,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       if (!e.end_holder || e.pieces.empty()) continue;
       const int h = *e.end_holder;
       for (const Piece& p : e.pieces) {
-        if (h >= 0 && ((p.mask >> h) & 1)) ctx.add(Metric::critical_path, p.callpath, p.seconds);
+        if (h < kCandidates && ((p.mask >> h) & 1)) ctx.add(Metric::critical_path, p.callpath, p.seconds);
       }
       e.pieces.clear();
     }

@@ -45,20 +45,18 @@ Metric category(const RegionDef* r) {
 }
 
 // A call path's category: its region's, except for the waiting part of a
-// barrier (ompt/constructs.def), which is that barrier's wait state.
+// barrier or a critical section (ompt/constructs.def), which is that
+// construct's wait state.
 Metric category_of(const ReplayContext& ctx, std::uint32_t cp) {
   const auto& node = ctx.callpaths().node(cp);
   const RegionDef* r = ctx.defs().region(node.region);
   if (r != nullptr && r->kind == RegionKind::Omp && r->omp == OmpGroup::Wait && node.parent != kNoCallpath) {
     const RegionDef* p = ctx.defs().region(ctx.callpaths().node(node.parent).region);
-    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::ImplicitBarrier) {
-      return Metric::omp_ibarrier_wait;
-    }
-    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::ExplicitBarrier) {
-      return Metric::omp_ebarrier_wait;
-    }
-    if (p != nullptr && p->kind == RegionKind::Omp && p->omp == OmpGroup::Critical) {
-      return Metric::omp_lock_contention_critical;
+    switch (p != nullptr && p->kind == RegionKind::Omp ? p->omp : OmpGroup::None) {
+      case OmpGroup::ImplicitBarrier: return Metric::omp_ibarrier_wait;
+      case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier_wait;
+      case OmpGroup::Critical: return Metric::omp_lock_contention_critical;
+      default: break;
     }
   }
   return category(r);
