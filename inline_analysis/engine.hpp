@@ -54,8 +54,8 @@ struct Frame {
 
 struct LocationState {
   std::vector<Frame> stack;
-  std::uint32_t next_frame = 1;
   std::uint32_t window_first_frame = 1;  // frames numbered from here were entered in this window
+  bool had_mpi = false;  // some window had MPI events of this location (its lost events matter)
   std::vector<EventAnnotation> annot;  // per event of the current window
   std::vector<std::int32_t> links;     // per event: index into matched/replies/colls
   std::vector<std::uint8_t> marks;     // per event: mark::
@@ -96,9 +96,39 @@ struct Analyzer::Impl {
   std::vector<std::unique_ptr<Pattern>> patterns;
   std::vector<std::string> pattern_names;
   bool comm_patterns = false;  // any pattern needs messages or collectives
+  std::vector<Pattern*> time_patterns, comm_pattern_list;  // (of `patterns`: which walk they take)
   int epoch = 0;
 
   std::vector<LocationState> locs;
+  // Frames are numbered per rank, not per location: records of the MPI view
+  // key calls by frame whichever thread made them.
+  std::uint32_t next_frame = 1;
+  // The MPI view of the epoch (mpi_view.cpp): the window whose MPI events
+  // the engine matches, reduces and replays.  When one location made every
+  // MPI call of the epoch (a single-threaded rank, a FUNNELED program) it is
+  // that location's window itself; when several did (SERIALIZED), it is a
+  // merge of their MPI calls in time order, location kViewLocation, and
+  // `view_loc` / `view_idx` give each event's location and index there.
+  static constexpr int kViewLocation = -1;
+  LocationWindow merged;
+  LocationState merged_state;
+  std::vector<int> view_loc;
+  std::vector<std::uint32_t> view_idx;
+  LocationWindow* view = nullptr;
+  std::uint64_t view_dropped = 0;  // lost events of the locations that make MPI calls
+  bool view_merged() const { return view == &merged && merged.location == kViewLocation; }
+  // The location of event `i` of the MPI view.
+  int origin(std::size_t i) const {
+    return view_merged() ? (i < view_loc.size() ? view_loc[i] : 0) : (view != nullptr ? view->location : 0);
+  }
+  // Chooses or builds the view from the annotated windows (in slices).
+  Task<> make_view(std::vector<LocationWindow>& windows, Scheduler& sched);
+  // After a clock correction of a merged view: its times back into the
+  // locations' windows, their annotations refreshed and copied again.
+  void write_back_view(std::vector<LocationWindow>& windows);
+  // Patterns of the "time" group walk every location's window; the others
+  // walk the MPI view (time_dispatch / dispatch).
+  Dispatch time_dispatch;
   std::uint64_t next_post_seq = 0;
   FlatMap<std::uint32_t, OpenRecv> open_recvs;
   FlatMap<std::uint32_t, OpenSend> open_sends;
@@ -200,6 +230,7 @@ struct Analyzer::Impl {
     CallRef call;
     bool operation = false;
     std::uint32_t index = 0;  // in its epoch (0: the lock)
+    int location = 0;         // the thread that made the call
   };
   struct OpenLock {
     std::uint64_t gid = 0;
@@ -226,7 +257,7 @@ struct Analyzer::Impl {
                   std::map<int, std::vector<RmaRecord>>& out);
   std::map<int, std::vector<RmaRecord>> answer_lock_calls(const LocationWindow& w,
                                                           const std::map<int, std::vector<RmaRecord>>& got);
-  void file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got);
+  void file_lock_answers(const std::map<int, std::vector<RmaRecord>>& got);
   void send_lock_calls(OpenLock& l, int target, std::int64_t release, std::map<int, std::vector<RmaRecord>>& out,
                        EventRef unlock = {});
   RmaEpochResults rma_results;  // this epoch's
@@ -255,6 +286,7 @@ struct Analyzer::Impl {
 
   Impl(const Definitions& d, AnalysisOptions o);
   LocationState& loc(int l) {
+    if (l == kViewLocation) return merged_state;
     if (l >= static_cast<int>(locs.size())) locs.resize(static_cast<std::size_t>(l) + 1);
     return locs[l];
   }
@@ -319,7 +351,7 @@ struct Analyzer::Impl {
   void rma_event(const LocationWindow& w, const LocationState& st, std::size_t i,
                  std::map<int, std::vector<RmaRecord>>& out);
   void pair_rma_epochs(const std::map<int, std::vector<RmaRecord>>& got);
-  Task<> run_sync_replay(LocationWindow& w, Transport& t);
+  Task<> run_sync_replay(LocationWindow& w, std::vector<LocationWindow>& windows, Transport& t);
 };
 
 }  // namespace onlinews::analysis

@@ -56,28 +56,28 @@ std::string known_selections() {
 
 Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options(std::move(o)) {
   options.selection = effective_selection(options.selection);
-  // The engine keeps the wait states of the analyzed location for the
-  // backward replay at synchronization points.
+  // The engine keeps the wait states of the MPI view for the backward
+  // replay at synchronization points.
   dispatch.on_finding_fn<LateSenderFinding>([this](const LateSenderFinding& f, ReplayContext&) {
-    if (f.location != options.mpi_location) return;
     late_sender_waits[f.event] = f.wait;
     if (traced(f.wait)) sync_in.late_senders.push_back(f);
   });
   dispatch.on_finding_fn<LateReceiverFinding>([this](const LateReceiverFinding& f, ReplayContext&) {
-    if (f.location == options.mpi_location && traced(f.wait)) sync_in.late_receivers.push_back(f);
+    if (traced(f.wait)) sync_in.late_receivers.push_back(f);
   });
-  dispatch.on_finding_fn<CollectiveSyncFinding>([this](const CollectiveSyncFinding& f, ReplayContext&) {
-    if (f.location == options.mpi_location) sync_in.collectives.push_back(f);
-  });
+  dispatch.on_finding_fn<CollectiveSyncFinding>(
+      [this](const CollectiveSyncFinding& f, ReplayContext&) { sync_in.collectives.push_back(f); });
   dispatch.on_finding_fn<PairSyncFinding>([this](const PairSyncFinding& f, ReplayContext&) {
-    if (f.location == options.mpi_location && traced(f.wait)) sync_in.pairs.push_back(f);
+    if (traced(f.wait)) sync_in.pairs.push_back(f);
   });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
+    const bool time = std::strcmp(entry.group, "time") == 0;
     patterns.push_back(entry.make());
-    patterns.back()->subscribe(dispatch);
+    patterns.back()->subscribe(time ? time_dispatch : dispatch);
+    (time ? time_patterns : comm_pattern_list).push_back(patterns.back().get());
     pattern_names.emplace_back(entry.name);
-    if (std::strcmp(entry.group, "time") != 0) comm_patterns = true;
+    if (!time) comm_patterns = true;
   }
 }
 
@@ -95,7 +95,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   LocationState& st = loc(w.location);
   profile.ensure_location(w.location);
   const std::size_t n = w.events.size();
-  st.window_first_frame = st.next_frame;
+  st.window_first_frame = next_frame;
   st.annot.resize(n);  // every entry is written below: no fill
   st.links.assign(n, -1);
   st.marks.assign(n, 0);
@@ -108,7 +108,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     if (e.kind == EventKind::Enter) {
       const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
       const std::uint32_t cp = callpaths.child(parent, e.region());
-      st.stack.push_back({cp, t, st.next_frame++});
+      st.stack.push_back({cp, t, next_frame++});
       a = {t, kOpen, cp, st.stack.back().frame};
     } else if (!st.stack.empty()) {
       const Frame& f = st.stack.back();
@@ -143,14 +143,17 @@ void Analyzer::Impl::fill_leaves(const LocationWindow& w, LocationState& st, std
   }
 }
 
+// Every location's window goes through the time patterns; the MPI view
+// through the others, in the same pass when it is a location's own window.
 Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Scheduler& sched) {
-  if (!dispatch.any(ph)) co_return;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
   ReplayContext ctx(src);
   ctx.set_remote(&matched, &replies, &colls);
-  for (auto& w : windows) {
+  const bool comm = dispatch.any(ph);
+  auto pass = [&](LocationWindow& w, bool with_time, bool with_comm) -> Task<> {
     LocationState& st = loc(w.location);
     ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
+    ctx.set_origin(w.location == kViewLocation ? &view_loc : nullptr);
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
       if ((k & 255) == 255) co_await sched.slice();
@@ -158,6 +161,10 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       const Event& e = w.events[i];
       if (st.annot[i].callpath == kNoCallpath) continue;
       ctx.set_index(i);
+      if (with_time) {
+        for (const auto& h : time_dispatch.handlers(ph, e.kind)) h(e, ctx);
+      }
+      if (!with_comm) continue;
       for (const auto& h : dispatch.handlers(ph, e.kind)) h(e, ctx);
       const auto& linked = dispatch.linked_handlers(ph, e.kind);
       if (!linked.empty() && st.links[i] >= 0) {
@@ -165,16 +172,44 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       }
     }
     if (ph == Phase::Backward) {
-      for (auto& p : patterns) p->on_backward_done(ctx);
+      if (with_time) {
+        for (Pattern* p : time_patterns) p->on_backward_done(ctx);
+      }
+      if (with_comm) {
+        for (Pattern* p : comm_pattern_list) p->on_backward_done(ctx);
+      }
     }
+  };
+  const bool time = time_dispatch.any(ph);
+  for (auto& w : windows) {
+    const bool with_comm = comm && &w == view;
+    if (time || with_comm) co_await pass(w, time, with_comm);
   }
+  if (comm && view_merged()) co_await pass(merged, false, true);
+  ctx.set_origin(nullptr);
 }
 
-Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, Transport& t) {
+Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWindow>& windows, Transport& t) {
   LocationState& st = loc(w.location);
   sync_in.events = &w.events;
   sync_in.annot = &st.annot;
   sync_in.location = w.location;
+  if (view_merged()) {
+    // Each point on its own location, whose window gives the time between
+    // points; the window spans every location's events.
+    sync_in.origin = &view_loc;
+    sync_in.origin_index = &view_idx;
+    for (const auto& lw : windows) {
+      if (lw.events.empty()) continue;
+      const auto l = static_cast<std::size_t>(lw.location);
+      if (l >= sync_in.locations.size()) sync_in.locations.resize(l + 1);
+      sync_in.locations[l] = {&lw.events, &loc(lw.location).annot};
+      const auto b = static_cast<std::int64_t>(lw.events.front().time);
+      const auto e = static_cast<std::int64_t>(lw.events.back().time);
+      if (sync_in.bounds.begin == 0 || b < sync_in.bounds.begin) sync_in.bounds.begin = b;
+      sync_in.bounds.end = std::max(sync_in.bounds.end, e);
+    }
+  }
   sync_in.epoch = static_cast<std::uint32_t>(epoch);
   sync_in.open_callpath = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
@@ -209,17 +244,14 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
-  LocationWindow* mpi = nullptr;
   for (auto& w : windows) {
     co_await m.annotate(w, sched);
     co_await sched.slice();
     m.facts.events += w.events.size();
     m.facts.dropped_events += w.dropped;
-    if (w.location == m.options.mpi_location) mpi = &w;
   }
-  LocationWindow empty;
-  empty.location = m.options.mpi_location;
-  if (mpi == nullptr) mpi = &empty;
+  co_await m.make_view(windows, sched);
+  LocationWindow* mpi = m.view;
 
   m.retired.clear();
   if (!m.comm_patterns) {  // no analysis needs the duplicates: release freed ones at once
@@ -235,13 +267,14 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     // A lost communication event on any rank breaks message and collective
     // alignment for this window: agree on it and analyze time only.
     // And whether any rank has RMA accesses to report (exchange_fence_accesses).
-    double agreed[2] = {mpi->dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0};
+    double agreed[2] = {m.view_dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0};
     co_await transport.allreduce_max(agreed, 2);
     m.facts.comm_analysis_skipped = agreed[0] > 0;
     co_await m.agree_comms(transport);
     co_await m.exchange_and_match(*mpi, transport);
     if (!m.facts.comm_analysis_skipped) {
       co_await m.correct_clocks(*mpi, transport);
+      m.write_back_view(windows);
       co_await m.reduce_collectives(*mpi, transport);
       if (agreed[1] > 0) co_await m.exchange_rma(*mpi, transport);
     } else {
@@ -270,7 +303,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     for (auto& p : m.patterns) p->on_rma_epochs(ctx);
   }
   if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
-    co_await m.run_sync_replay(*mpi, transport);
+    co_await m.run_sync_replay(*mpi, windows, transport);
     m.facts.truncated_intervals = m.sync.truncated();
     m.facts.crossing_sync_sends += m.sync.unexplained();
     m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();

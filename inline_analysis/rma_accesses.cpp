@@ -139,14 +139,14 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
         OpenAccess& o = open_access[e.comm] = OpenAccess{};
         o.gid = c->gid;
         o.targets = std::move(peers);
-        o.r.location = w.location;
+        o.r.location = origin(i);
         o.r.start = call;
         o.r.targets = static_cast<int>(o.targets.size());
       } else {
         OpenExposure& x = open_exposure[e.comm] = OpenExposure{};
         x.gid = c->gid;
         x.origins = std::move(peers);
-        x.r.location = w.location;
+        x.r.location = origin(i);
         for (const auto& [origin, number] : x.origins) {
           out[origin].push_back(RmaRecord::make(RmaRecord::kExposure, c->gid, number, call.enter, 0, call.at));
         }
@@ -297,7 +297,7 @@ Task<> Analyzer::Impl::exchange_rma(const LocationWindow& w, Transport& t) {
   pair_rma_epochs(got);
   // Second round: the targets answer the lock epochs' calls.
   const auto answers = co_await exchange_records(t, answer_lock_calls(w, got));
-  file_lock_answers(w.location, answers);
+  file_lock_answers(answers);
 }
 
 }  // namespace onlinews::analysis

@@ -42,7 +42,7 @@ constexpr std::size_t kMaxCalls = 256;
 void Analyzer::Impl::lock_event(const LocationWindow& w, const LocationState& st, std::size_t i, const CommDef& c,
                                 std::map<int, std::vector<RmaRecord>>& out) {
   const Event& e = w.events[i];
-  LockCall call{call_at(st, i), payload_of(e.kind) == EventPayload::Rma, 0};
+  LockCall call{call_at(st, i), payload_of(e.kind) == EventPayload::Rma, 0, origin(i)};
   const std::int64_t enter = call.call.enter, leave = call.call.leave;
   // The epochs this event belongs to: one target, or every member (-1).
   auto each = [&](auto&& f) {
@@ -229,7 +229,7 @@ std::map<int, std::vector<RmaRecord>> Analyzer::Impl::answer_lock_calls(
   return answers;
 }
 
-void Analyzer::Impl::file_lock_answers(int location, const std::map<int, std::vector<RmaRecord>>& got) {
+void Analyzer::Impl::file_lock_answers(const std::map<int, std::vector<RmaRecord>>& got) {
   // A lock_all's calls are answered by every target: the call waited for
   // the slowest of them.
   std::map<std::tuple<std::uint32_t, std::int64_t, bool>, LockCallResult> calls;
@@ -240,7 +240,7 @@ void Analyzer::Impl::file_lock_answers(int location, const std::map<int, std::ve
       if (it == asked.end()) continue;
       const LockCall& c = it->second;
       LockCallResult& res = calls[{c.call.callpath, c.call.enter, c.operation}];
-      res.location = location;
+      res.location = c.location;
       res.call = c.call;
       res.operation = c.operation;
       const double competition = 1e-9 * static_cast<double>(r.t0);

@@ -6,7 +6,12 @@
 
 namespace onlinews::analysis {
 std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
-int SyncContext::location() const { return r_.in_->location; }
+int SyncContext::location() const {
+  const auto* o = r_.in_->origin;
+  if (o == nullptr || current_ >= r_.points_.size()) return r_.in_->location;
+  const std::size_t e = r_.points_[current_].event;
+  return e < o->size() ? (*o)[e] : 0;
+}
 Transport& SyncContext::transport() { return *r_.transport_; }
 
 std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
@@ -95,10 +100,36 @@ static std::size_t first_after(const std::vector<Event>& ev, std::int64_t t, std
       ev.begin());
 }
 
-TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1, std::size_t near) {
+int SyncContext::last_location() const {
+  const auto* o = r_.in_->origin;
+  return o == nullptr || o->empty() ? r_.in_->location : o->back();
+}
+
+TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1, std::size_t near, std::size_t at) {
+  const auto* o = r_.in_->origin;
+  if (o == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, near);
+  // A merged view: the time of the point's own location.
+  const std::size_t k = at < r_.points_.size() ? at : current_;
+  const std::size_t e = k < r_.points_.size() ? r_.points_[k].event : 0;
+  const int l = e < o->size() ? (*o)[e] : 0;
+  const std::size_t none = static_cast<std::size_t>(-1);
+  near = near < o->size() && (*o)[near] == l ? (*r_.in_->origin_index)[near] : none;
+  const auto& lw = r_.in_->locations;
+  if (static_cast<std::size_t>(l) >= lw.size() || lw[static_cast<std::size_t>(l)].first == nullptr) return {};
+  return time_map_in(*lw[static_cast<std::size_t>(l)].first, *lw[static_cast<std::size_t>(l)].second, t0, t1, near);
+}
+
+TimeMap SyncContext::time_map_on(int location, std::int64_t t0, std::int64_t t1) {
+  const auto& lw = r_.in_->locations;
+  if (r_.in_->origin == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, static_cast<std::size_t>(-1));
+  const auto l = static_cast<std::size_t>(location);
+  if (location < 0 || l >= lw.size() || lw[l].first == nullptr) return {};
+  return time_map_in(*lw[l].first, *lw[l].second, t0, t1, static_cast<std::size_t>(-1));
+}
+
+TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector<EventAnnotation>& an,
+                                 std::int64_t t0, std::int64_t t1, std::size_t near) {
   TimeMap out;
-  const auto& ev = *r_.in_->events;
-  const auto& an = *r_.in_->annot;
   const auto& tree = rc_.callpaths();
   if (t1 <= t0) return out;
   if (ev.empty()) {  // a requested window in which this rank recorded nothing
@@ -184,7 +215,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
   const bool from_start = j == 0 || p[j].kind == SyncKind::LsSendEarlier;
   const std::int64_t t0 = from_start ? window_begin() : p[j].enter + static_cast<std::int64_t>(p[j].wait * 1e9);
   TimeMap& m = iv.map;
-  m = time_map(t0, p[k].enter, from_start ? 0 : p[j].event);
+  m = time_map(t0, p[k].enter, from_start ? 0 : p[j].event, k);
   auto add = [&m](std::uint32_t cp, double v) {
     for (std::size_t e = 0; e < m.callpaths.size(); ++e) {
       if (m.callpaths[e] != cp) continue;

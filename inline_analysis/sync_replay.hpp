@@ -131,6 +131,7 @@ class SyncContext {
   std::vector<SyncPoint>& points();
   std::size_t current() const { return current_; }
   int world_rank() const { return rc_.world_rank(); }
+  // The location (thread) of the current point's call.
   int location() const;
   const Definitions& defs() const { return rc_.defs(); }
   std::uint64_t hash(std::uint32_t callpath);
@@ -155,11 +156,15 @@ class SyncContext {
   // At an LsSendEarlier point: the send's interval, kept from its window.
   const CarriedSend* earlier_send(const SyncPoint& sp) const;
   static TimeMap to_map(const CarriedMap& m);
-  // Exclusive time per call path in [t0, t1] (ns) of the analyzed location.
-  // `near`: an event index close to t0, where the search for it starts (a
-  // binary search over a whole window of a few MiB misses the cache at
-  // every step; any value gives the same result).
-  TimeMap time_map(std::int64_t t0, std::int64_t t1, std::size_t near = static_cast<std::size_t>(-1));
+  // Exclusive time per call path in [t0, t1] (ns) of the location of point
+  // `at` (default: the current one).  `near`: an event index of the MPI view
+  // close to t0, where the search for it starts (a binary search over a
+  // whole window of a few MiB misses the cache at every step; any value
+  // gives the same result).
+  TimeMap time_map(std::int64_t t0, std::int64_t t1, std::size_t near = static_cast<std::size_t>(-1),
+                   std::size_t at = static_cast<std::size_t>(-1));
+  // ... of location `location`.
+  TimeMap time_map_on(int location, std::int64_t t0, std::int64_t t1);
   std::int64_t window_begin() const;
   std::int64_t window_end() const;
   // How the window is bounded (analysis.hpp, WindowBounds).
@@ -174,6 +179,12 @@ class SyncContext {
   // holder was lost: critical_path.cpp); counted by one rank.
   void note_guessed_path();
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
+  void add_at(Metric m, int location, std::uint32_t callpath, double v) {
+    rc_.add_inclusive_at(m, location, callpath, v);
+  }
+  // The location of the window's last MPI call (where a path that ends with
+  // the window arrives).
+  int last_location() const;
   Transport& transport();
   // Values that depend on later points (sym.hpp), for the handler in
   // `slot`.  At a cause point: what the waiting side sends (known, or a
@@ -189,6 +200,8 @@ class SyncContext {
 
  private:
   Interval interval(std::size_t j, std::size_t k, int peer, int comm);
+  TimeMap time_map_in(const std::vector<Event>& ev, const std::vector<EventAnnotation>& an, std::int64_t t0,
+                      std::int64_t t1, std::size_t near);
   SyncReplay& r_;
   ReplayContext& rc_;
   std::size_t current_ = 0;
@@ -231,6 +244,12 @@ class SyncReplay {
     const std::vector<Event>* events = nullptr;
     const std::vector<EventAnnotation>* annot = nullptr;
     int location = 0;
+    // A merged MPI view (several threads made MPI calls, engine.hpp): each
+    // event's location and index there, and the locations' windows (the
+    // time between points is the time of the later point's thread).
+    const std::vector<int>* origin = nullptr;
+    const std::vector<std::uint32_t>* origin_index = nullptr;
+    std::vector<std::pair<const std::vector<Event>*, const std::vector<EventAnnotation>*>> locations;
     // This epoch's waits of the analyzed location that are traced
     // (AnalysisOptions::min_traced_wait).
     std::vector<LateSenderFinding> late_senders;
@@ -258,6 +277,9 @@ class SyncReplay {
       events = nullptr;
       annot = nullptr;
       location = 0;
+      origin = nullptr;
+      origin_index = nullptr;
+      locations.clear();
       late_senders.clear();
       late_receivers.clear();
       collectives.clear();

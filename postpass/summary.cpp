@@ -195,6 +195,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.unexplained_rma_waits), in.unexplained_rma_waits == 1 ? "" : "s",
         in.unexplained_rma_waits == 1 ? "it" : "them");
   }
+  if (in.threaded_mpi_windows > 0) {
+    say(os, "onlinews: MPI calls came from several threads of a rank in %llu window%s: analyzed as one stream "
+        "per rank in time order, each call on its own thread\n",
+        static_cast<unsigned long long>(in.threaded_mpi_windows), in.threaded_mpi_windows == 1 ? "" : "s");
+  }
   if (in.guessed_critical_paths > 0) {
     say(os, "onlinews: the critical path's end in %llu window%s was guessed (its holder was lost at a cut; "
         "docs/design.md): the path there is approximate\n",

@@ -43,7 +43,10 @@ double max_fill(State& s) {
 
 void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_leave) {
   State* sp = state();
-  if (sp == nullptr || !g_recording.load(std::memory_order_relaxed) || !on_mpi_thread()) return;
+  // Every analyzed thread takes part in the decision (another rank may call
+  // this instance from its MPI thread), but only the MPI thread cuts: its
+  // window part is complete at the boundary (Pipeline::take_window).
+  if (sp == nullptr || !g_recording.load(std::memory_order_relaxed) || !on_analyzed_thread()) return;
   State& s = *sp;
   CommRecord& r = s.comms.rec(comm_id);
   if (!r.spans_world || r.decide == MPI_COMM_NULL) return;
@@ -55,10 +58,12 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   if (r.last_decision_ns == 0) r.last_decision_ns = now_ns;
   // [0] fill of the fullest buffer, [1] seconds since the last boundary,
   // [2] seconds the last `decision_every` collectives took, [3] 1 if a rank
-  // cannot be cut now (later steps: open RMA epochs, OpenMP regions),
+  // cannot be cut now (it calls the collective from a thread other than the
+  // MPI thread),
   // [4] requested boundaries announced, [5] windows waiting for analysis.
   double v[6] = {max_fill(s), s.cuts->since_boundary(), 1e-9 * static_cast<double>(now_ns - r.last_decision_ns),
-                 0.0, static_cast<double>(s.cuts->requested_known()), static_cast<double>(s.pipeline->backlog())};
+                 on_mpi_thread() ? 0.0 : 1.0, static_cast<double>(s.cuts->requested_known()),
+                 static_cast<double>(s.pipeline->backlog())};
   {
     ToolScope tool;
     PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, r.decide);
@@ -79,7 +84,7 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   const bool due = std::isfinite(s.cfg.epoch_seconds) && v[1] >= s.cfg.epoch_seconds;
   const bool full = v[0] >= 0.5;
   // Cutting while windows still wait for analysis frees no memory.
-  const bool cut = test_mode || ((due || full) && v[3] == 0.0 && v[5] <= 1.0);
+  const bool cut = v[3] == 0.0 && (test_mode || ((due || full) && v[5] <= 1.0));
   if (cut) {
     ToolScope tool;
     s.cuts->catch_up(static_cast<std::uint32_t>(v[4]), t_enter);

@@ -126,7 +126,7 @@ inline void count_time_only_call() {
 inline void call_enter(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
   record_enter(c.t_enter, c.region);
-  if (!on_mpi_thread()) count_time_only_call();
+  if (!on_analyzed_thread()) count_time_only_call();
 }
 inline void call_leave() { record_leave(raw_now()); }
 // For hooks that record an event right before the Leave: one timestamp for both.

@@ -22,7 +22,7 @@ inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
     SharedGuard guard;
     id = lookup(s->comms);
   }
-  if (!on_mpi_thread()) {
+  if (!on_analyzed_thread()) {
     s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
     return false;
   }
@@ -68,7 +68,7 @@ inline std::uint64_t message_key(MPI_Message m) {
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
-  if (!on_mpi_thread()) count_time_only_call();
+  if (!on_analyzed_thread()) count_time_only_call();
 }
 // A poll that found something: its events and call_leave() follow.  After
 // unsuccessful polls of the same call it ends their visit (a polling loop is

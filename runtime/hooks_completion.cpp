@@ -55,7 +55,7 @@ const MPI_Request* save_requests(const MPI_Request* reqs, int n) {
 State* analyzed(int rc, const MPI_Request* handles, int n) {
   State* s = state();
   if (rc != MPI_SUCCESS || s == nullptr) return nullptr;
-  if (on_mpi_thread()) return s;
+  if (on_analyzed_thread()) return s;
   for (int i = 0; i < n && handles != nullptr; ++i) abandon_request(*s, handles[i]);
   return nullptr;
 }

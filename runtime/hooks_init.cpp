@@ -196,8 +196,8 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   set_state(&s);
   open_output(s);
   for (const auto& w : s.warnings) log_warning(w);
-  if (s.thread_level >= MPI_THREAD_SERIALIZED) {
-    log_warning(std::string(s.thread_level == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_SERIALIZED") +
+  if (s.thread_level == MPI_THREAD_MULTIPLE) {
+    log_warning(std::string("MPI_THREAD_MULTIPLE") +
                 ": only MPI calls of the thread that initialized MPI are analyzed; calls from other threads "
                 "are recorded as time only, and messages (or collectives) on communicators those threads use are "
                 "not analyzed (both counted in the summary and the file)");

@@ -63,7 +63,7 @@ void start_request(State& s, RequestInfo& r, std::uint64_t t) {
 // Persistent requests, cancellation and freeing from a thread that is not
 // analyzed: the tool lets go of a request the MPI thread tracks.
 bool other_thread(State* s, int rc, MPI_Request h) {
-  if (s == nullptr || on_mpi_thread()) return false;
+  if (s == nullptr || on_analyzed_thread()) return false;
   if (rc == MPI_SUCCESS) abandon_request(*s, h);
   return true;
 }
@@ -209,7 +209,7 @@ bool take_message(State* s, MPI_Message m, MessageInfo& out) {
   if (it == s->messages.end()) return false;
   out = it->second;
   s->messages.erase(it);
-  if (on_mpi_thread()) return true;
+  if (on_analyzed_thread()) return true;
   s->comms.mark_mixed(out.comm, CommRegistry::kMixedP2P);
   return false;
 }

@@ -17,7 +17,7 @@ namespace {
 // analysis, counted, and reported once.
 void rejected(Call& c, int rc) {
   State* s = state();
-  if (rc == MPI_SUCCESS || s == nullptr || !on_mpi_thread()) return;
+  if (rc == MPI_SUCCESS || s == nullptr || !on_analyzed_thread()) return;
   ++s->rma_rejected;
   if (!s->warned_rma_rejected) {
     s->warned_rma_rejected = true;
@@ -77,7 +77,7 @@ void post_win_create(Call& c, int rc) {
   const std::uint64_t t = raw_now();
   State* s = state();
   const bool created = rc == MPI_SUCCESS && s != nullptr && c.newwin != nullptr && *c.newwin != MPI_WIN_NULL;
-  if (!created || !on_mpi_thread() || !resolve_comm(c, true)) {
+  if (!created || !on_analyzed_thread() || !resolve_comm(c, true)) {
     call_leave(t);
     return;
   }

@@ -54,9 +54,15 @@ std::uint32_t tool_region_decide();
 std::uint32_t tool_region_setup();
 std::uint32_t root_region();
 
-// True on the thread that initialized MPI (the one whose MPI calls are
-// analyzed).
+// True on the thread that initialized MPI (the one that drives the tool's
+// progress and cuts).
 extern constinit thread_local bool t_mpi_thread;
 inline bool on_mpi_thread() { return t_mpi_thread; }
+// True if this thread's MPI calls are analyzed: every thread's below
+// MPI_THREAD_MULTIPLE (at most one is in MPI at a time, and the program
+// orders their calls, so the tool's tables need no lock); under MULTIPLE
+// only the MPI thread's, the others' being time only (docs/design.md).
+extern std::atomic<bool> g_threads_share_mpi;
+inline bool on_analyzed_thread() { return t_mpi_thread || !g_threads_share_mpi.load(std::memory_order_relaxed); }
 
 }  // namespace onlinews::rt

@@ -99,6 +99,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     }
     if (m != 0) incs_.push_back(sym_of(m));
     segment_end_ = end;
+    segment_location_ = ctx.last_location();
   }
 
   void waiting_p2p(SyncPoint&, SyncContext&, ByteWriter&) override {}  // (all of it is the value)
@@ -125,7 +126,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
     Sym m = ctx.incoming(slot);
-    if (!m.zero()) take_over(sp.enter, std::move(m));
+    if (!m.zero()) take_over(sp.enter, ctx.location(), std::move(m));
   }
 
   Task<> end_walk(SyncContext& ctx) override {
@@ -140,8 +141,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (const Segment& g : segments_) {
       const Mask m = mask(g.begin, g.end);
       if (m == 0) continue;
-      const TimeMap tm = ctx.time_map(g.t0, g.t1);
-      for (std::size_t i = 0; i < tm.callpaths.size(); ++i) pieces_.push_back({m, tm.callpaths[i], tm.seconds[i]});
+      const TimeMap tm = ctx.time_map_on(g.location, g.t0, g.t1);
+      for (std::size_t i = 0; i < tm.callpaths.size(); ++i) {
+        pieces_.push_back({m, g.location, tm.callpaths[i], tm.seconds[i]});
+      }
     }
     segments_.clear();
     std::map<int, Mask> held_before;
@@ -151,10 +154,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
     Epoch e;
     // One value per (mask, call path): what a pending epoch keeps.
     std::sort(pieces_.begin(), pieces_.end(), [](const Piece& a, const Piece& b) {
-      return a.mask != b.mask ? a.mask < b.mask : a.callpath < b.callpath;
+      return std::tie(a.mask, a.location, a.callpath) < std::tie(b.mask, b.location, b.callpath);
     });
     for (const Piece& p : pieces_) {
-      if (!e.pieces.empty() && e.pieces.back().mask == p.mask && e.pieces.back().callpath == p.callpath) {
+      if (!e.pieces.empty() && e.pieces.back().mask == p.mask && e.pieces.back().location == p.location &&
+          e.pieces.back().callpath == p.callpath) {
         e.pieces.back().seconds += p.seconds;
       } else {
         e.pieces.push_back(p);
@@ -183,6 +187,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
  private:
   struct Piece {
     Mask mask;
+    int location;
     std::uint32_t callpath;
     double seconds;
   };
@@ -203,15 +208,17 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
   // Paths arriving at `at` continue on this rank: whatever held it from
   // `at` on keeps its segment, and from `at` back they are one.
-  void take_over(std::int64_t at, Sym incoming) {
+  // (A segment lies on the thread of the call at its end.)
+  void take_over(std::int64_t at, int location, Sym incoming) {
     if (holding()) add_segment(at, segment_end_);
     incs_.push_back(std::move(incoming));
     segment_end_ = at;
+    segment_location_ = location;
   }
   // The segment [t0, t1] the current run's candidates hold, booked once
   // they are known.
   void add_segment(std::int64_t t0, std::int64_t t1) {
-    if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size()});
+    if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size(), segment_location_});
   }
   // Whether this rank may hold candidates (increments since the last
   // hand-over), and which (reduced: what is known so far substituted).
@@ -273,7 +280,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       if (!e.end_holder || e.pieces.empty()) continue;
       const int h = *e.end_holder;
       for (const Piece& p : e.pieces) {
-        if (h < kCandidates && ((p.mask >> h) & 1)) ctx.add(Metric::critical_path, p.callpath, p.seconds);
+        if (h < kCandidates && ((p.mask >> h) & 1)) ctx.add_at(Metric::critical_path, p.location, p.callpath, p.seconds);
       }
       e.pieces.clear();
     }
@@ -290,10 +297,12 @@ class CriticalPath final : public Pattern, public SyncHandler {
   struct Segment {
     std::int64_t t0, t1;
     std::size_t begin, end;  // its candidates: the sum of incs_[begin, end)
+    int location;            // the thread it lies on
   };
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
   std::int64_t segment_end_ = 0;
+  int segment_location_ = 0;
   std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
   std::vector<Piece> pieces_;      // ... booked per call path
   std::vector<std::tuple<int, std::size_t, std::size_t>> held_before_;  // candidates that left for a sender of the earlier window

@@ -25,8 +25,14 @@
  *              visits (the second set of each thread takes no time).
  *   hybrid     10 iterations: a parallel region where thread t works
  *              0.01 (t + 1) s, then an explicit barrier; MPI_Allreduce and
- *              0.02 s of serial code on the master (omp_online.py). */
+ *              0.02 s of serial code on the master (omp_online.py).
+ *   serialized MPI_THREAD_SERIALIZED, 2 ranks: in a parallel region,
+ *              thread 1 of rank 0 sleeps 0.3 s in "produce" and sends to
+ *              rank 1, where thread 1 receives it (waiting 0.3 s); after
+ *              the region, rank 1's master sleeps 0.2 s in "consume" and
+ *              sends to rank 0's master, which waits 0.2 s for it. */
 #include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "scenario.h"
@@ -126,10 +132,37 @@ static void hybrid(void) {
   }
 }
 
+static void serialized(void) {
+  int rank = 0, x = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#pragma omp parallel
+  {
+    if (omp_get_thread_num() == 1) {
+      if (rank == 0) {
+        region_sleep("produce", 0.3);
+        MPI_Send(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+      } else if (rank == 1) {
+        MPI_Recv(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    }
+  }
+  if (rank == 1) {
+    region_sleep("consume", 0.2);
+    MPI_Send(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+  } else if (rank == 0) {
+    MPI_Recv(&x, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   const char* mode = argc > 1 ? argv[1] : "imbalance";
+  const int serial = strcmp(mode, "serialized") == 0;
+  MPI_Init_thread(&argc, &argv, serial ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED, &provided);
+  if (serial && provided < MPI_THREAD_SERIALIZED) {
+    fprintf(stderr, "openmp: MPI_THREAD_SERIALIZED not provided\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (strcmp(mode, "imbalance") == 0) imbalance();
   if (strcmp(mode, "critical") == 0) critical();
@@ -138,6 +171,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "taskwait") == 0) taskwait();
   if (strcmp(mode, "nestlock") == 0) nestlock();
   if (strcmp(mode, "hybrid") == 0) hybrid();
+  if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;

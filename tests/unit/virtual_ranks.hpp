@@ -149,27 +149,51 @@ class VRank {
     cut_times.insert(cut_times.begin() + static_cast<std::ptrdiff_t>(k), t);
   }
 
+  // The events of another thread (location l >= 1), starting in the root
+  // region at time 0 (its window: by time, up to the main stream's last
+  // event before each cut).  Record into it, then switch back with on(0).
+  VRank& on(int l) {
+    if (l == 0) {
+      if (thread_ != 0) std::swap(events, threads[static_cast<std::size_t>(thread_ - 1)]);
+      thread_ = 0;
+      return *this;
+    }
+    on(0);
+    if (threads.size() < static_cast<std::size_t>(l)) threads.resize(static_cast<std::size_t>(l));
+    auto& t = threads[static_cast<std::size_t>(l - 1)];
+    if (t.empty()) t.push_back(Event::enter(0, kMain));
+    std::swap(events, t);
+    thread_ = l;
+    return *this;
+  }
+
   analysis::Definitions defs;
   std::vector<Event> events;
+  std::vector<std::vector<Event>> threads;  // locations 1, 2, ...
   std::vector<std::size_t> cuts;
   std::vector<double> cut_times;  // 0: synchronizing
   std::uint64_t dropped = 0;  // events "lost" in the first window
+
+ private:
+  int thread_ = 0;
 };
 
 // Inclusive value of `m` summed over all call paths whose region is `region`
 // (kAnyRegion: all call paths), location 0.
 constexpr std::uint32_t kAnyRegion = 0xffffffffu;
-inline double value(const analysis::Analyzer& a, Metric m, std::uint32_t region = kAnyRegion) {
+inline double value(const analysis::Analyzer& a, Metric m, std::uint32_t region = kAnyRegion, int location = 0) {
   double v = 0;
   const auto& cps = a.callpaths();
   for (std::uint32_t cp = 0; cp < cps.size(); ++cp) {
-    if (region == kAnyRegion || cps.node(cp).region == region) v += a.profile().run_value(0, cp, m);
+    if (region == kAnyRegion || cps.node(cp).region == region) v += a.profile().run_value(location, cp, m);
   }
   return v;
 }
 
 struct RankResult {
   double get(Metric m, std::uint32_t region = kAnyRegion) const { return value(*analyzer, m, region); }
+  // ... of location (thread) `l`.
+  double get_at(int l, Metric m, std::uint32_t region = kAnyRegion) const { return value(*analyzer, m, region, l); }
   std::unique_ptr<analysis::Analyzer> analyzer;
   std::vector<analysis::EpochFacts> facts;
 };
@@ -188,6 +212,8 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
   analysis::LocalWorld world(n, world_options);
   world.run([&](int r, analysis::Transport& t) -> analysis::Task<> {
     VRank& vr = ranks[static_cast<std::size_t>(r)];
+    vr.on(0);
+    std::vector<std::size_t> thread_at(vr.threads.size(), 0);
     analysis::AnalysisOptions o;
     o.selection = selection;
     o.min_traced_wait = min_traced_wait;
@@ -199,10 +225,22 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
     times.push_back(0);
     analysis::WindowBounds b;
     for (std::size_t k = 0; k < ends.size(); ++k) {
-      std::vector<analysis::LocationWindow> w(1);
+      std::vector<analysis::LocationWindow> w(1 + vr.threads.size());
       w[0].location = 0;
       w[0].events.assign(vr.events.begin() + static_cast<std::ptrdiff_t>(begin),
                          vr.events.begin() + static_cast<std::ptrdiff_t>(ends[k]));
+      const bool last = k + 1 == ends.size();
+      // (A requested cut's threads end before its time; a synchronizing
+      // cut's with the main stream's last event.)
+      const std::uint64_t until = times[k] > 0          ? ns(times[k]) - 1
+                                  : w[0].events.empty() ? 0
+                                                        : w[0].events.back().time;
+      for (std::size_t l = 0; l < vr.threads.size(); ++l) {
+        const auto& te = vr.threads[l];
+        std::size_t& at = thread_at[l];
+        w[l + 1].location = static_cast<int>(l + 1);
+        while (at < te.size() && (last || te[at].time <= until)) w[l + 1].events.push_back(te[at++]);
+      }
       w[0].dropped = begin == 0 ? vr.dropped : 0;
       b.ends_synchronized = times[k] == 0;
       b.end = static_cast<std::int64_t>(ns(times[k]));

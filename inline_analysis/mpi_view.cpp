@@ -1,0 +1,127 @@
+// The MPI view of an epoch: which events the engine matches, reduces and
+// replays at synchronization points.  Every location (thread) of a rank may
+// make MPI calls; MPI matches messages per process, not per thread, so the
+// engine sees the rank's MPI calls as one stream.  When one location made all
+// of this window's MPI calls (every single-threaded rank, every FUNNELED
+// program) that stream is the location's own window, with no copy.  When
+// several did (a SERIALIZED program, whose calls never overlap in time), it
+// is their MPI calls merged in time order: MPI and tool regions with the
+// events inside them, annotated as on their own locations.  Time patterns
+// still walk every location's own window (replay.cpp, walk).
+#include <algorithm>
+#include <tuple>
+
+#include "engine.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+// Events of MPI calls: any event but a region's Enter or Leave.
+bool has_mpi_events(const LocationWindow& w) {
+  for (const Event& e : w.events) {
+    if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler& sched) {
+  view_loc.clear();
+  view_idx.clear();
+  merged.events.clear();
+  merged.dropped = 0;
+  merged.location = 0;  // (an empty stand-in until it is a merge)
+  view = nullptr;
+  std::vector<LocationWindow*> with_mpi;
+  LocationWindow* first = nullptr;  // location 0: the thread that initialized MPI
+  for (auto& w : windows) {
+    if (w.location == 0) first = &w;
+    // A single location needs no scan: its window is the view.
+    if (windows.size() > 1 && has_mpi_events(w)) {
+      with_mpi.push_back(&w);
+      loc(w.location).had_mpi = true;
+      co_await sched.slice();
+    }
+  }
+  // Lost events of a location that makes MPI calls break the matching.
+  std::uint64_t dropped = 0;
+  for (const auto& w : windows) {
+    if (w.location == 0 || windows.size() == 1 || loc(w.location).had_mpi) dropped += w.dropped;
+  }
+  if (with_mpi.size() <= 1) {
+    view = !with_mpi.empty() ? with_mpi.front() : first != nullptr ? first : windows.size() == 1 ? &windows[0] : nullptr;
+    if (view == nullptr) view = &merged;
+    view_dropped = dropped;
+    co_return;
+  }
+  // Several locations: merge their MPI calls by time (a location's own
+  // events keep their order: ties go by location, then index).
+  struct Ref {
+    std::uint64_t time;
+    int location;
+    std::uint32_t index;
+  };
+  std::vector<Ref> refs;
+  for (LocationWindow* w : with_mpi) {
+    const LocationState& st = loc(w->location);
+    for (std::size_t i = 0; i < w->events.size(); ++i) {
+      const std::uint32_t cp = st.annot[i].callpath;
+      if (cp == kNoCallpath) continue;
+      const RegionDef* rd = defs.region(callpaths.node(cp).region);
+      if (rd == nullptr || (rd->kind != RegionKind::Mpi && rd->kind != RegionKind::Tool)) continue;
+      refs.push_back({w->events[i].time, w->location, static_cast<std::uint32_t>(i)});
+    }
+    co_await sched.slice();
+  }
+  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
+    return std::tie(a.time, a.location, a.index) < std::tie(b.time, b.location, b.index);
+  });
+  std::vector<LocationWindow*> by_loc;
+  for (LocationWindow* w : with_mpi) {
+    if (static_cast<std::size_t>(w->location) >= by_loc.size()) by_loc.resize(static_cast<std::size_t>(w->location) + 1);
+    by_loc[static_cast<std::size_t>(w->location)] = w;
+  }
+  const std::size_t n = refs.size();
+  merged.location = kViewLocation;
+  merged.events.reserve(n);
+  view_loc.reserve(n);
+  view_idx.reserve(n);
+  merged_state.annot.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const Ref& r = refs[j];
+    merged.events.push_back(by_loc[static_cast<std::size_t>(r.location)]->events[r.index]);
+    merged_state.annot[j] = loc(r.location).annot[r.index];
+    view_loc.push_back(r.location);
+    view_idx.push_back(r.index);
+  }
+  merged_state.links.assign(n, -1);
+  merged_state.marks.assign(n, 0);
+  merged.dropped = dropped;
+  view_dropped = dropped;
+  view = &merged;
+  ++facts.threaded_mpi_windows;
+}
+
+void Analyzer::Impl::write_back_view(std::vector<LocationWindow>& windows) {
+  if (!view_merged()) return;
+  std::vector<LocationWindow*> by_loc;
+  for (auto& w : windows) {
+    if (static_cast<std::size_t>(w.location) >= by_loc.size()) by_loc.resize(static_cast<std::size_t>(w.location) + 1);
+    by_loc[static_cast<std::size_t>(w.location)] = &w;
+  }
+  std::vector<char> changed(by_loc.size(), 0);
+  for (std::size_t j = 0; j < merged.events.size(); ++j) {
+    Event& e = by_loc[static_cast<std::size_t>(view_loc[j])]->events[view_idx[j]];
+    if (e.time == merged.events[j].time) continue;
+    e.time = merged.events[j].time;
+    changed[static_cast<std::size_t>(view_loc[j])] = 1;
+  }
+  std::vector<std::size_t> owner;
+  for (std::size_t l = 0; l < changed.size(); ++l) {
+    if (changed[l] != 0) refresh_times(*by_loc[l], owner);
+  }
+  for (std::size_t j = 0; j < merged.events.size(); ++j) merged_state.annot[j] = loc(view_loc[j]).annot[view_idx[j]];
+}
+
+}  // namespace onlinews::analysis
