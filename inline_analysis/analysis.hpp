@@ -40,7 +40,6 @@ struct AnalysisOptions {
   // Pattern names or groups to run ("all" = every pattern).  Time and visits
   // always run.
   std::vector<std::string> selection{"all"};
-  int mpi_location = 0;        // the location whose MPI events are analyzed
   // Point-to-point waits shorter than this (seconds) are not traced to
   // their causes (no synchronization point: delay costs and the critical
   // path pass them by); counted in EpochFacts::untraced_*.

@@ -129,6 +129,7 @@ struct Analyzer::Impl {
   // Patterns of the "time" group walk every location's window; the others
   // walk the MPI view (time_dispatch / dispatch).
   Dispatch time_dispatch;
+  Dispatch both_dispatch;  // the event handlers of both, time first
   std::uint64_t next_post_seq = 0;
   FlatMap<std::uint32_t, OpenRecv> open_recvs;
   FlatMap<std::uint32_t, OpenSend> open_sends;

@@ -147,7 +147,10 @@ class ReplayContext {
     links_ = links;
     marks_ = marks;
   }
-  void set_index(std::size_t i) { index_ = i; }
+  void set_index(std::size_t i) {
+    index_ = i;
+    if (origin_ != nullptr) location_ = (*origin_)[i];
+  }
   // A merged MPI view (engine.hpp): each event's own location.
   void set_origin(const std::vector<int>* origin) { origin_ = origin; }
   void set_remote(const std::vector<SendRecord>* matched, const std::vector<ReplyRecord>* replies,
@@ -158,7 +161,7 @@ class ReplayContext {
   }
 
   // The location (thread) of the current event.
-  int location() const { return origin_ != nullptr ? (*origin_)[index_] : location_; }
+  int location() const { return location_; }
   int world_rank() const { return s_.world_rank; }
   int epoch() const { return s_.epoch; }
   std::size_t index() const { return index_; }
@@ -206,9 +209,9 @@ class ReplayContext {
   // Results.  add() charges one metric; add_inclusive() also charges every
   // ancestor in the metric tree (for measured categories and counts, whose
   // parents are their sums).
-  void add(Metric m, double v) { s_.profile->add(location(), callpath(), m, v); }
+  void add(Metric m, double v) { s_.profile->add(location_, callpath(), m, v); }
   void add_at(Metric m, int location, std::uint32_t cp, double v) { s_.profile->add(location, cp, m, v); }
-  void add_inclusive(Metric m, double v) { add_inclusive_at(m, location(), callpath(), v); }
+  void add_inclusive(Metric m, double v) { add_inclusive_at(m, location_, callpath(), v); }
   void add_inclusive_at(Metric m, int location, std::uint32_t cp, double v) {
     for (int i = idx(m); i >= 0; i = metric_info(i).parent) s_.profile->add(location, cp, static_cast<Metric>(i), v);
   }

@@ -79,6 +79,16 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
     pattern_names.emplace_back(entry.name);
     if (!time) comm_patterns = true;
   }
+  // Both walks in one pass over a location's window that is the MPI view:
+  // one handler list per event.
+  for (const Phase ph : {Phase::Forward, Phase::Backward}) {
+    for (int k = 0; k < kEventKindCount; ++k) {
+      const auto kind = static_cast<EventKind>(k);
+      for (const auto* d : {&time_dispatch, &dispatch}) {
+        for (const auto& h : d->handlers(ph, kind)) both_dispatch.on_event(ph, kind, h);
+      }
+    }
+  }
 }
 
 Analyzer::Analyzer(const Definitions& defs, AnalysisOptions options)
@@ -154,6 +164,7 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
     LocationState& st = loc(w.location);
     ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
     ctx.set_origin(w.location == kViewLocation ? &view_loc : nullptr);
+    const Dispatch& handlers = !with_comm ? time_dispatch : with_time ? both_dispatch : dispatch;
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
       if ((k & 255) == 255) co_await sched.slice();
@@ -161,11 +172,8 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       const Event& e = w.events[i];
       if (st.annot[i].callpath == kNoCallpath) continue;
       ctx.set_index(i);
-      if (with_time) {
-        for (const auto& h : time_dispatch.handlers(ph, e.kind)) h(e, ctx);
-      }
+      for (const auto& h : handlers.handlers(ph, e.kind)) h(e, ctx);
       if (!with_comm) continue;
-      for (const auto& h : dispatch.handlers(ph, e.kind)) h(e, ctx);
       const auto& linked = dispatch.linked_handlers(ph, e.kind);
       if (!linked.empty() && st.links[i] >= 0) {
         for (const auto& h : linked) h(e, ctx);
