@@ -55,7 +55,7 @@ struct Frame {
 struct LocationState {
   std::vector<Frame> stack;
   std::uint32_t window_first_frame = 1;  // frames numbered from here were entered in this window
-  bool had_mpi = false;  // some window had MPI events of this location (its lost events matter)
+  bool window_mpi = false;  // this window has MPI events (or ends a call open before it): annotate
   std::vector<EventAnnotation> annot;  // per event of the current window
   std::vector<std::int32_t> links;     // per event: index into matched/replies/colls
   std::vector<std::uint8_t> marks;     // per event: mark::

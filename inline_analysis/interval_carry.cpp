@@ -202,7 +202,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   };
   for (const Cut& c : cuts) {
     const std::int64_t t = std::min(std::max(c.t, begin), t_end);
-    add(ctx.time_map(t, t_end), 1.0);
+    add(ctx.time_map_on(ctx.last_location(), t, t_end), 1.0);
     t_end = t;
     for (; next > std::max<std::size_t>(c.pos, 1); --next) {
       const SyncPoint& p = pts[next - 1];
@@ -211,7 +211,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
       waits += p.wait;
     }
     if (c.t < begin) {  // (time_map gives the time before the window to the call open there)
-      const TimeMap before = ctx.time_map(c.t, begin);
+      const TimeMap before = ctx.time_map_on(ctx.last_location(), c.t, begin);
       add(before, 1.0);
       snap[c.slot] = acc.snapshot(waits);
       add(before, -1.0);

@@ -9,22 +9,12 @@
 // events inside them, annotated as on their own locations.  Time patterns
 // still walk every location's own window (replay.cpp, walk).
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "engine.hpp"
 
 namespace onlinews::analysis {
-namespace {
-
-// Events of MPI calls: any event but a region's Enter or Leave.
-bool has_mpi_events(const LocationWindow& w) {
-  for (const Event& e : w.events) {
-    if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler& sched) {
   view_loc.clear();
@@ -37,18 +27,12 @@ Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler
   LocationWindow* first = nullptr;  // location 0: the thread that initialized MPI
   for (auto& w : windows) {
     if (w.location == 0) first = &w;
-    // A single location needs no scan: its window is the view.
-    if (windows.size() > 1 && has_mpi_events(w)) {
-      with_mpi.push_back(&w);
-      loc(w.location).had_mpi = true;
-      co_await sched.slice();
-    }
+    if (loc(w.location).window_mpi) with_mpi.push_back(&w);  // (annotate saw its MPI events)
   }
-  // Lost events of a location that makes MPI calls break the matching.
+  // Lost events of any location may have been MPI calls: they break the
+  // matching (cuts come before a buffer is half full: rare).
   std::uint64_t dropped = 0;
-  for (const auto& w : windows) {
-    if (w.location == 0 || windows.size() == 1 || loc(w.location).had_mpi) dropped += w.dropped;
-  }
+  for (const auto& w : windows) dropped += w.dropped;
   if (with_mpi.size() <= 1) {
     view = !with_mpi.empty() ? with_mpi.front() : first != nullptr ? first : windows.size() == 1 ? &windows[0] : nullptr;
     if (view == nullptr) view = &merged;
@@ -110,16 +94,50 @@ void Analyzer::Impl::write_back_view(std::vector<LocationWindow>& windows) {
     if (static_cast<std::size_t>(w.location) >= by_loc.size()) by_loc.resize(static_cast<std::size_t>(w.location) + 1);
     by_loc[static_cast<std::size_t>(w.location)] = &w;
   }
+  // Per thread, its view events: (index, recorded time, corrected time).
+  struct Moved {
+    std::uint32_t index;
+    std::int64_t from, to;
+  };
+  std::vector<std::vector<Moved>> moved(by_loc.size());
   std::vector<char> changed(by_loc.size(), 0);
   for (std::size_t j = 0; j < merged.events.size(); ++j) {
-    Event& e = by_loc[static_cast<std::size_t>(view_loc[j])]->events[view_idx[j]];
-    if (e.time == merged.events[j].time) continue;
-    e.time = merged.events[j].time;
-    changed[static_cast<std::size_t>(view_loc[j])] = 1;
+    const auto l = static_cast<std::size_t>(view_loc[j]);
+    const auto from = static_cast<std::int64_t>(by_loc[l]->events[view_idx[j]].time);
+    const auto to = static_cast<std::int64_t>(merged.events[j].time);
+    moved[l].push_back({view_idx[j], from, to});
+    if (from != to) changed[l] = 1;
   }
+  // The thread's other events move with them: the shift interpolated
+  // between its view events (the corrected times keep their order, so this
+  // does), kept after the last one, none before the first; never backwards.
   std::vector<std::size_t> owner;
   for (std::size_t l = 0; l < changed.size(); ++l) {
-    if (changed[l] != 0) refresh_times(*by_loc[l], owner);
+    if (changed[l] == 0) continue;
+    auto& ev = by_loc[l]->events;
+    const auto& mv = moved[l];
+    std::size_t k = 0;  // the first view event at or after i
+    std::int64_t last = INT64_MIN;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      const auto t = static_cast<std::int64_t>(ev[i].time);
+      std::int64_t to = t;
+      while (k < mv.size() && mv[k].index < i) ++k;
+      if (k < mv.size() && mv[k].index == i) {
+        to = mv[k].to;
+      } else if (k > 0) {
+        const Moved& a = mv[k - 1];
+        std::int64_t shift = a.to - a.from;
+        if (k < mv.size() && mv[k].from > a.from) {
+          const Moved& b = mv[k];
+          const double f = static_cast<double>(t - a.from) / static_cast<double>(b.from - a.from);
+          shift += static_cast<std::int64_t>(f * static_cast<double>((b.to - b.from) - shift));
+        }
+        to = t + shift;
+      }
+      last = std::max(last, to);
+      ev[i].time = static_cast<std::uint64_t>(last);
+    }
+    refresh_times(*by_loc[l], owner);
   }
   for (std::size_t j = 0; j < merged.events.size(); ++j) merged_state.annot[j] = loc(view_loc[j]).annot[view_idx[j]];
 }

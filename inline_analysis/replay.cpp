@@ -106,6 +106,12 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   profile.ensure_location(w.location);
   const std::size_t n = w.events.size();
   st.window_first_frame = next_frame;
+  // (A call open from the window before, e.g. a blocking send, ends here.)
+  st.window_mpi = false;
+  for (const Frame& f : st.stack) {
+    const RegionDef* rd = defs.region(callpaths.node(f.callpath).region);
+    st.window_mpi = st.window_mpi || (rd != nullptr && rd->kind == RegionKind::Mpi);
+  }
   st.annot.resize(n);  // every entry is written below: no fill
   st.links.assign(n, -1);
   st.marks.assign(n, 0);
@@ -115,6 +121,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     const Event& e = w.events[i];
     const auto t = static_cast<std::int64_t>(e.time);
     EventAnnotation& a = st.annot[i];
+    if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) st.window_mpi = true;
     if (e.kind == EventKind::Enter) {
       const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
       const std::uint32_t cp = callpaths.child(parent, e.region());
@@ -204,7 +211,9 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
   sync_in.location = w.location;
   if (view_merged()) {
     // Each point on its own location, whose window gives the time between
-    // points; the window spans every location's events.
+    // points; the window spans every location's events (where a requested
+    // cut does not bound it).
+    const bool free_begin = sync_in.bounds.begin == 0;
     sync_in.origin = &view_loc;
     sync_in.origin_index = &view_idx;
     for (const auto& lw : windows) {
@@ -214,8 +223,8 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
       sync_in.locations[l] = {&lw.events, &loc(lw.location).annot};
       const auto b = static_cast<std::int64_t>(lw.events.front().time);
       const auto e = static_cast<std::int64_t>(lw.events.back().time);
-      if (sync_in.bounds.begin == 0 || b < sync_in.bounds.begin) sync_in.bounds.begin = b;
-      sync_in.bounds.end = std::max(sync_in.bounds.end, e);
+      if (free_begin && (sync_in.bounds.begin == 0 || b < sync_in.bounds.begin)) sync_in.bounds.begin = b;
+      if (sync_in.bounds.ends_synchronized) sync_in.bounds.end = std::max(sync_in.bounds.end, e);
     }
   }
   sync_in.epoch = static_cast<std::uint32_t>(epoch);

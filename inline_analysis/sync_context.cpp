@@ -7,10 +7,13 @@
 namespace onlinews::analysis {
 std::vector<SyncPoint>& SyncContext::points() { return r_.points_; }
 int SyncContext::location() const {
+  if (r_.in_->origin == nullptr || current_ >= r_.points_.size()) return std::max(r_.in_->location, 0);
+  return location_of(r_.points_[current_]);
+}
+int SyncContext::location_of(const SyncPoint& sp) const {
   const auto* o = r_.in_->origin;
-  if (o == nullptr || current_ >= r_.points_.size()) return r_.in_->location;
-  const std::size_t e = r_.points_[current_].event;
-  return e < o->size() ? (*o)[e] : 0;
+  if (o == nullptr) return std::max(r_.in_->location, 0);
+  return sp.event < o->size() ? (*o)[sp.event] : 0;
 }
 Transport& SyncContext::transport() { return *r_.transport_; }
 

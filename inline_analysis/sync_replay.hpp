@@ -133,6 +133,8 @@ class SyncContext {
   int world_rank() const { return rc_.world_rank(); }
   // The location (thread) of the current point's call.
   int location() const;
+  // ... of point `sp`'s call.
+  int location_of(const SyncPoint& sp) const;
   const Definitions& defs() const { return rc_.defs(); }
   std::uint64_t hash(std::uint32_t callpath);
   // Index of the latest synchronization point before `k` shared with world

@@ -134,30 +134,31 @@ class DelayCosts final : public Pattern, public SyncHandler {
     }
     sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {
-      charge_long(ctx, m.callpaths, d, denom, costs.c);
+      charge_long(ctx, ctx.location(), m.callpaths, d, denom, costs.c);
     } else {
-      open_.push_back({std::move(costs), denom, m.callpaths, std::move(d)});
+      open_.push_back({std::move(costs), ctx.location(), denom, m.callpaths, std::move(d)});
     }
   }
   // Long-term costs of one explained wait: `costs` (by kind) over the excess profile.
   struct Open {
     Sym costs;
+    int location;  // the thread of the interval's call
     double denom;
     std::vector<std::uint32_t> callpaths;
     std::vector<double> d;
   };
-  static void charge_long(SyncContext& ctx, const std::vector<std::uint32_t>& callpaths, const std::vector<double>& d,
-                          double denom, const std::array<double, kMaxLanes>& costs) {
+  static void charge_long(SyncContext& ctx, int location, const std::vector<std::uint32_t>& callpaths,
+                          const std::vector<double>& d, double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
       const double cs = costs[static_cast<std::size_t>(x)] / denom;
       if (cs <= 0) continue;
-      for (std::size_t i = 0; i < d.size(); ++i) ctx.add(kLong[x], callpaths[i], cs * d[i]);
+      for (std::size_t i = 0; i < d.size(); ++i) ctx.add_at(kLong[x], location, callpaths[i], cs * d[i]);
     }
   }
 
  public:
   Task<> end_walk(SyncContext& ctx) override {
-    for (const Open& o : open_) charge_long(ctx, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
+    for (const Open& o : open_) charge_long(ctx, o.location, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
     open_.clear();
     // Send each waiting rank the indirect share of its wait.
     struct Share {
@@ -182,11 +183,13 @@ class DelayCosts final : public Pattern, public SyncHandler {
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
       sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;
-      ctx.add(ls ? Metric::mpi_wait_indirect_ls : Metric::mpi_wait_indirect_lr, sp.callpath, sp.indirect);
-      ctx.add(ls ? Metric::mpi_wait_direct_ls : Metric::mpi_wait_direct_lr, sp.callpath, sp.wait - sp.indirect);
-      ctx.add(ls ? Metric::mpi_wait_propagating_ls : Metric::mpi_wait_propagating_lr, sp.callpath, sp.propagating);
-      ctx.add(ls ? Metric::mpi_wait_terminal_ls : Metric::mpi_wait_terminal_lr, sp.callpath,
-              sp.wait - sp.propagating);
+      const int l = ctx.location_of(sp);
+      ctx.add_at(ls ? Metric::mpi_wait_indirect_ls : Metric::mpi_wait_indirect_lr, l, sp.callpath, sp.indirect);
+      ctx.add_at(ls ? Metric::mpi_wait_direct_ls : Metric::mpi_wait_direct_lr, l, sp.callpath, sp.wait - sp.indirect);
+      ctx.add_at(ls ? Metric::mpi_wait_propagating_ls : Metric::mpi_wait_propagating_lr, l, sp.callpath,
+                 sp.propagating);
+      ctx.add_at(ls ? Metric::mpi_wait_terminal_ls : Metric::mpi_wait_terminal_lr, l, sp.callpath,
+                 sp.wait - sp.propagating);
     }
   }
 
