@@ -95,8 +95,9 @@ struct Analyzer::Impl {
   Dispatch dispatch;
   std::vector<std::unique_ptr<Pattern>> patterns;
   std::vector<std::string> pattern_names;
-  bool comm_patterns = false;  // any pattern needs messages or collectives
-  std::vector<Pattern*> time_patterns, comm_pattern_list;  // (of `patterns`: which walk they take)
+  // Of `patterns`: which walk they take (analysis of messages and
+  // collectives is needed only if some pattern is not a time pattern).
+  std::vector<Pattern*> time_patterns, comm_patterns;
   int epoch = 0;
 
   std::vector<LocationState> locs;
@@ -115,7 +116,7 @@ struct Analyzer::Impl {
   std::vector<int> view_loc;
   std::vector<std::uint32_t> view_idx;
   LocationWindow* view = nullptr;
-  std::uint64_t view_dropped = 0;  // lost events of the locations that make MPI calls
+  std::uint64_t view_dropped = 0;  // lost events of the window's locations (any may make MPI calls)
   bool view_merged() const { return view == &merged && merged.location == kViewLocation; }
   // The location of event `i` of the MPI view.
   int origin(std::size_t i) const {

@@ -15,28 +15,38 @@
 #include "engine.hpp"
 
 namespace onlinews::analysis {
+namespace {
+
+// The windows indexed by their location.
+std::vector<LocationWindow*> by_location(std::vector<LocationWindow>& windows) {
+  std::vector<LocationWindow*> out;
+  for (auto& w : windows) {
+    const auto l = static_cast<std::size_t>(w.location);
+    if (l >= out.size()) out.resize(l + 1, nullptr);
+    out[l] = &w;
+  }
+  return out;
+}
+
+}  // namespace
 
 Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler& sched) {
   view_loc.clear();
   view_idx.clear();
   merged.events.clear();
-  merged.dropped = 0;
   merged.location = 0;  // (an empty stand-in until it is a merge)
-  view = nullptr;
   std::vector<LocationWindow*> with_mpi;
-  LocationWindow* first = nullptr;  // location 0: the thread that initialized MPI
   for (auto& w : windows) {
-    if (w.location == 0) first = &w;
     if (loc(w.location).window_mpi) with_mpi.push_back(&w);  // (annotate saw its MPI events)
   }
   // Lost events of any location may have been MPI calls: they break the
   // matching (cuts come before a buffer is half full: rare).
-  std::uint64_t dropped = 0;
-  for (const auto& w : windows) dropped += w.dropped;
+  view_dropped = 0;
+  for (const auto& w : windows) view_dropped += w.dropped;
   if (with_mpi.size() <= 1) {
-    view = !with_mpi.empty() ? with_mpi.front() : first != nullptr ? first : windows.size() == 1 ? &windows[0] : nullptr;
-    if (view == nullptr) view = &merged;
-    view_dropped = dropped;
+    // Without MPI calls: the first location's window (windows are sorted:
+    // the MPI thread's), which bounds the window for the replay.
+    view = !with_mpi.empty() ? with_mpi.front() : !windows.empty() ? &windows.front() : &merged;
     co_return;
   }
   // Several locations: merge their MPI calls by time (a location's own
@@ -61,11 +71,7 @@ Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler
   std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
     return std::tie(a.time, a.location, a.index) < std::tie(b.time, b.location, b.index);
   });
-  std::vector<LocationWindow*> by_loc;
-  for (LocationWindow* w : with_mpi) {
-    if (static_cast<std::size_t>(w->location) >= by_loc.size()) by_loc.resize(static_cast<std::size_t>(w->location) + 1);
-    by_loc[static_cast<std::size_t>(w->location)] = w;
-  }
+  const std::vector<LocationWindow*> by_loc = by_location(windows);
   const std::size_t n = refs.size();
   merged.location = kViewLocation;
   merged.events.reserve(n);
@@ -81,19 +87,13 @@ Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler
   }
   merged_state.links.assign(n, -1);
   merged_state.marks.assign(n, 0);
-  merged.dropped = dropped;
-  view_dropped = dropped;
   view = &merged;
   ++facts.threaded_mpi_windows;
 }
 
 void Analyzer::Impl::write_back_view(std::vector<LocationWindow>& windows) {
   if (!view_merged()) return;
-  std::vector<LocationWindow*> by_loc;
-  for (auto& w : windows) {
-    if (static_cast<std::size_t>(w.location) >= by_loc.size()) by_loc.resize(static_cast<std::size_t>(w.location) + 1);
-    by_loc[static_cast<std::size_t>(w.location)] = &w;
-  }
+  const std::vector<LocationWindow*> by_loc = by_location(windows);
   // Per thread, its view events: (index, recorded time, corrected time).
   struct Moved {
     std::uint32_t index;

@@ -75,9 +75,8 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
     const bool time = std::strcmp(entry.group, "time") == 0;
     patterns.push_back(entry.make());
     patterns.back()->subscribe(time ? time_dispatch : dispatch);
-    (time ? time_patterns : comm_pattern_list).push_back(patterns.back().get());
+    (time ? time_patterns : comm_patterns).push_back(patterns.back().get());
     pattern_names.emplace_back(entry.name);
-    if (!time) comm_patterns = true;
   }
   // Both walks in one pass over a location's window that is the MPI view:
   // one handler list per event.
@@ -191,7 +190,7 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
         for (Pattern* p : time_patterns) p->on_backward_done(ctx);
       }
       if (with_comm) {
-        for (Pattern* p : comm_pattern_list) p->on_backward_done(ctx);
+        for (Pattern* p : comm_patterns) p->on_backward_done(ctx);
       }
     }
   };
@@ -271,12 +270,12 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   LocationWindow* mpi = m.view;
 
   m.retired.clear();
-  if (!m.comm_patterns) {  // no analysis needs the duplicates: release freed ones at once
+  if (m.comm_patterns.empty()) {  // no analysis needs the duplicates: release freed ones at once
     for (const auto& c : m.defs.comms) {
       if (c.freed) m.retired.push_back(c.gid);
     }
   }
-  if (m.comm_patterns) {
+  if (!m.comm_patterns.empty()) {
     for (std::size_t b = 0; b < mpi->events.size(); b += Impl::kSliceEvents) {
       m.collect_messages(*mpi, b, std::min(b + Impl::kSliceEvents, mpi->events.size()));
       co_await sched.slice();
@@ -309,7 +308,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     first = false;
   }
   co_await m.walk(Phase::Forward, windows, sched);
-  if (m.comm_patterns) co_await m.exchange_replies(*mpi, transport);
+  if (!m.comm_patterns.empty()) co_await m.exchange_replies(*mpi, transport);
   const double t1 = sched.busy_seconds();
   co_await m.walk(Phase::Backward, windows, sched);
   ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
@@ -319,7 +318,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     ReplayContext ctx(rma);
     for (auto& p : m.patterns) p->on_rma_epochs(ctx);
   }
-  if (m.comm_patterns && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
+  if (!m.comm_patterns.empty() && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, windows, transport);
     m.facts.truncated_intervals = m.sync.truncated();
     m.facts.crossing_sync_sends += m.sync.unexplained();
@@ -332,7 +331,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     ReplayContext ctx(src);
     for (auto& p : m.patterns) p->on_epoch_end(ctx);
   }
-  if (m.comm_patterns) m.retire_times(*mpi);
+  if (!m.comm_patterns.empty()) m.retire_times(*mpi);
   if (m.realign > 0 && !m.facts.comm_analysis_skipped) --m.realign;
   ++m.epoch;
   m.facts.forward_seconds = t1 - t0;

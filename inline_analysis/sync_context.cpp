@@ -105,29 +105,24 @@ static std::size_t first_after(const std::vector<Event>& ev, std::int64_t t, std
 
 int SyncContext::last_location() const {
   const auto* o = r_.in_->origin;
-  return o == nullptr || o->empty() ? r_.in_->location : o->back();
+  return o == nullptr || o->empty() ? std::max(r_.in_->location, 0) : o->back();
 }
 
 TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1, std::size_t near, std::size_t at) {
-  const auto* o = r_.in_->origin;
-  if (o == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, near);
-  // A merged view: the time of the point's own location.
   const std::size_t k = at < r_.points_.size() ? at : current_;
-  const std::size_t e = k < r_.points_.size() ? r_.points_[k].event : 0;
-  const int l = e < o->size() ? (*o)[e] : 0;
-  const std::size_t none = static_cast<std::size_t>(-1);
-  near = near < o->size() && (*o)[near] == l ? (*r_.in_->origin_index)[near] : none;
-  const auto& lw = r_.in_->locations;
-  if (static_cast<std::size_t>(l) >= lw.size() || lw[static_cast<std::size_t>(l)].first == nullptr) return {};
-  return time_map_in(*lw[static_cast<std::size_t>(l)].first, *lw[static_cast<std::size_t>(l)].second, t0, t1, near);
+  const int l = k < r_.points_.size() ? location_of(r_.points_[k]) : location();
+  return time_map_on(l, t0, t1, near);
 }
 
-TimeMap SyncContext::time_map_on(int location, std::int64_t t0, std::int64_t t1) {
-  const auto& lw = r_.in_->locations;
-  if (r_.in_->origin == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, static_cast<std::size_t>(-1));
+TimeMap SyncContext::time_map_on(int location, std::int64_t t0, std::int64_t t1, std::size_t near) {
+  const auto* o = r_.in_->origin;
+  if (o == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, near);
+  // A merged view: the location's own window (`near` is a view index).
   const auto l = static_cast<std::size_t>(location);
+  const auto& lw = r_.in_->locations;
   if (location < 0 || l >= lw.size() || lw[l].first == nullptr) return {};
-  return time_map_in(*lw[l].first, *lw[l].second, t0, t1, static_cast<std::size_t>(-1));
+  near = near < o->size() && (*o)[near] == location ? (*r_.in_->origin_index)[near] : static_cast<std::size_t>(-1);
+  return time_map_in(*lw[l].first, *lw[l].second, t0, t1, near);
 }
 
 TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector<EventAnnotation>& an,

@@ -166,7 +166,7 @@ class SyncContext {
   TimeMap time_map(std::int64_t t0, std::int64_t t1, std::size_t near = static_cast<std::size_t>(-1),
                    std::size_t at = static_cast<std::size_t>(-1));
   // ... of location `location`.
-  TimeMap time_map_on(int location, std::int64_t t0, std::int64_t t1);
+  TimeMap time_map_on(int location, std::int64_t t0, std::int64_t t1, std::size_t near = static_cast<std::size_t>(-1));
   std::int64_t window_begin() const;
   std::int64_t window_end() const;
   // How the window is bounded (analysis.hpp, WindowBounds).

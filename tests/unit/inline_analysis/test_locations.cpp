@@ -116,3 +116,33 @@ TEST_CASE("threads' MPI calls across epochs: the same values as in one epoch", "
     }
   }
 }
+
+TEST_CASE("a clock correction of merged MPI calls moves the rest of the thread with them", "[locations][clock]") {
+  // As "a receive before its send moves to the send" (test_clock_condition),
+  // on thread 1 of rank 1, whose thread 0 also makes an MPI call (a barrier
+  // at 1.8 on both ranks): the view merges the two threads.  Thread 1's
+  // receive seems to end at 0.9998, 0.2 ms before rank 0's send: it moves to
+  // 1.0.  Thread 1's later events keep that shift (no later MPI call of the
+  // thread lets it decay), so its kWork still lasts 0.5 s and its time is
+  // its recorded 2.0 s plus 0.2 ms (without moving them, kWork's enter at
+  // 0.9999 lies before the receive's corrected leave at 1.0: kWork loses
+  // 0.1 ms and the thread 0.2 ms).
+  auto r = make_ranks(2);
+  r[0].region(0.0, 1.0, kWork);
+  r[0].send(1.0, 1.0001, 1);
+  r[1].region(0.0, 1.8, kSolve);
+  r[1].on(1).recv(0.1, 0.9998, 0);
+  r[1].on(1).region(0.9999, 1.4999, kWork);
+  r[1].on(1).leave(2.0);
+  r[1].on(0);
+  for (auto& v : r) v.coll(1.8, 1.9, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(2.0);
+  const auto res = replay(r);
+  CHECK(res[1].facts[0].threaded_mpi_windows == 1);
+  CHECK(res[1].facts[0].clock_violations == 1);
+  CHECK(res[1].facts[0].clock_violations_corrected == 1);
+  CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.9).margin(1e-9));
+  CHECK(res[1].get_at(1, Metric::time, kWork) == Approx(0.5).margin(1e-9));
+  CHECK(res[1].get_at(1, Metric::time) == Approx(2.0002).margin(1e-9));
+  CHECK(res[1].get_at(0, Metric::time) == Approx(2.0).margin(1e-9));
+}
