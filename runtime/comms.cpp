@@ -11,6 +11,9 @@ constexpr std::uint64_t kSelfGid = 2;
 
 CommRegistry::CommRegistry(analysis::Definitions& defs)
     : defs_(defs), mixed_(new std::atomic<std::uint8_t>[kMaxIds]) {
+  // Under MPI_THREAD_MULTIPLE a thread deciding a cut holds its
+  // communicator's record while another registers a communicator.
+  recs_.reserve(kMaxIds);
   for (int i = 0; i < kMaxIds; ++i) mixed_[i].store(0, std::memory_order_relaxed);
 }
 

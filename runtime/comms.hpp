@@ -43,6 +43,7 @@ struct CommRecord {
   std::uint64_t decision_every = 1;
   std::uint64_t last_decision_ns = 0;
   std::uint64_t collectives_since_epoch = 0;  // eligible collectives seen by decisions since the last epoch
+  std::uint64_t epochs_seen = 0;              // CommRegistry::epochs() when that count started
 };
 
 class CommRegistry {
@@ -82,10 +83,11 @@ class CommRegistry {
   void publish_freed(std::uint64_t window_end);
   // After an epoch: releases the communicators all members agreed on.
   void retire(const std::vector<std::uint64_t>& gids);
-  // After an epoch: restart the fill-rate estimate of every communicator.
-  void epoch_done() {
-    for (auto& r : recs_) r.collectives_since_epoch = 0;
-  }
+  // After an epoch: restart the fill-rate estimate of every communicator
+  // (each at its next decision: under MPI_THREAD_MULTIPLE another thread may
+  // be deciding on another communicator right now).
+  void epoch_done() { epochs_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t epochs() const { return epochs_.load(std::memory_order_relaxed); }
   // Releases all tool duplicates (MPI_Finalize).
   void release_all();
 
@@ -138,7 +140,8 @@ class CommRegistry {
   // Marks the entry filed under handle key `k` in `by` freed at `when`.
   void mark_freed_in(std::unordered_map<std::uint64_t, int>& by, std::uint64_t k, std::uint64_t when);
   analysis::Definitions& defs_;
-  std::vector<CommRecord> recs_;
+  std::vector<CommRecord> recs_;  // capacity kMaxIds: records never move (a thread may hold one)
+  std::atomic<std::uint64_t> epochs_{0};
   std::vector<int> free_ids_;
   std::unordered_map<std::uint64_t, int> by_handle_;
   std::unordered_map<std::uint64_t, int> by_window_;

@@ -43,10 +43,15 @@ double max_fill(State& s) {
 
 void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_leave) {
   State* sp = state();
-  // Every analyzed thread takes part in the decision (another rank may call
-  // this instance from its MPI thread), but only the MPI thread cuts: its
-  // window part is complete at the boundary (Pipeline::take_window).
-  if (sp == nullptr || !g_recording.load(std::memory_order_relaxed) || !on_analyzed_thread()) return;
+  // Every thread takes part in the decision (another rank may call this
+  // instance from its MPI thread, and all members must run the same
+  // decisions), but only the MPI thread cuts: its window part is complete at
+  // the boundary (Pipeline::take_window).  Another thread vetoes the cut and
+  // reads no state of the MPI thread's (under MPI_THREAD_MULTIPLE it may run
+  // concurrently): its other inputs are neutral, the maxima come from the
+  // ranks on their MPI threads.
+  if (sp == nullptr || !g_recording.load(std::memory_order_relaxed)) return;
+  const bool mpi_thread = on_mpi_thread();
   State& s = *sp;
   CommRecord& r = s.comms.rec(comm_id);
   if (!r.spans_world || r.decide == MPI_COMM_NULL) return;
@@ -61,9 +66,14 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   // cannot be cut now (it calls the collective from a thread other than the
   // MPI thread),
   // [4] requested boundaries announced, [5] windows waiting for analysis.
-  double v[6] = {max_fill(s), s.cuts->since_boundary(), 1e-9 * static_cast<double>(now_ns - r.last_decision_ns),
-                 on_mpi_thread() ? 0.0 : 1.0, static_cast<double>(s.cuts->requested_known()),
-                 static_cast<double>(s.pipeline->backlog())};
+  double v[6] = {0, 0, 1e-9 * static_cast<double>(now_ns - r.last_decision_ns), 1.0, 0, 0};
+  if (mpi_thread) {
+    v[0] = max_fill(s);
+    v[1] = s.cuts->since_boundary();
+    v[3] = 0.0;
+    v[4] = static_cast<double>(s.cuts->requested_known());
+    v[5] = static_cast<double>(s.pipeline->backlog());
+  }
   {
     ToolScope tool;
     PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, r.decide);
@@ -72,6 +82,10 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   // enough for the time target, and often enough that the fullest buffer
   // cannot pass half full before the next decision (at the fill rate seen
   // since the last epoch).
+  if (r.epochs_seen != s.comms.epochs()) {
+    r.epochs_seen = s.comms.epochs();
+    r.collectives_since_epoch = 0;
+  }
   r.collectives_since_epoch += r.since_decision;
   const double per_collective = v[2] / static_cast<double>(std::max<std::uint64_t>(r.decision_every, 1));
   const double target = decision_spacing(s.cfg.epoch_seconds);

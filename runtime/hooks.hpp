@@ -63,6 +63,10 @@ struct Call {
   std::uint64_t t_enter = 0;
   std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)
   bool comm_ok = false;
+  // A collective on tracked communicator comm_id from a thread whose calls
+  // are not analyzed (MPI_THREAD_MULTIPLE): time only, but it still counts
+  // for the cut decisions (epoch.cpp), which every member must take alike.
+  bool decide_only = false;
   MPI_Request saved_request = MPI_REQUEST_NULL;
   MPI_Message saved_message = MPI_MESSAGE_NULL;
   const MPI_Request* saved_requests = nullptr;

@@ -86,6 +86,9 @@ void post_coll(Call& c, int rc) {
     record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
     const analysis::CollKind k = s->defs.regions[c.region].coll;
     eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
+  } else if (rc == MPI_SUCCESS && c.decide_only && s != nullptr) {
+    const analysis::CollKind k = s->defs.regions[c.region].coll;
+    eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
   }
   call_leave(t);
   // The cut happens after the application's collective completed and was

@@ -24,6 +24,10 @@ inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
   }
   if (!on_analyzed_thread()) {
     s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
+    if (collective && id != kUnknownComm) {
+      c.comm_id = static_cast<std::uint16_t>(id);
+      c.decide_only = true;
+    }
     return false;
   }
   if (id == kUnknownComm) {

@@ -16,6 +16,11 @@
  * barrier: the MPI thread's collectives stay analyzed although the other
  * threads use MPI_COMM_WORLD for point-to-point messages.
  *
+ * Then every rank calls COLLS MPI_Allreduce on a duplicate of MPI_COMM_WORLD
+ * (eligible for cuts), even ranks from the main thread, odd ranks from
+ * thread 1: ranks that call the same world collective from different
+ * threads must still agree on the cut decisions (one of them hung before).
+ *
  * Rank 0 prints "calls of other threads: N": the intercepted MPI calls the
  * threads other than the main thread made on all ranks, which onlinews
  * records as time only (attribute other_thread_calls).
@@ -38,6 +43,21 @@ static MPI_Comm comms[NCOMM];
 static int iters = 120;
 static long calls[MAX_THREADS];  /* intercepted MPI calls per thread */
 static int errors = 0;
+#define COLLS 40
+static MPI_Comm coll_comm;
+
+/* COLLS world-spanning allreduces; every rank checks the sum. */
+static void* world_colls(void* arg) {
+  const int t = (int)(long)arg;
+  for (int i = 0; i < COLLS; ++i) {
+    long mine = world_rank() + i, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, coll_comm);
+    const long n = world_size();
+    if (sum != n * (n - 1) / 2 + n * i) __sync_fetch_and_add(&errors, 1);
+    calls[t] += 1;
+  }
+  return NULL;
+}
 
 static double payload(int comm_rank, int thread, int it, int i) { return comm_rank * 1e6 + thread * 1e4 + it * 10 + i % 10; }
 
@@ -127,6 +147,15 @@ int main(int argc, char** argv) {
     if (rank == 0) sleep_s(0.1);
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm);
+  if (rank % 2 == 1 && threads > 1) {
+    pthread_t th;
+    pthread_create(&th, NULL, world_colls, (void*)1L);
+    pthread_join(th, NULL);
+  } else {
+    world_colls((void*)0);
+  }
+  MPI_Comm_free(&coll_comm);
   int level = -1;
   MPI_Query_thread(&level);
   if (level != provided) {
