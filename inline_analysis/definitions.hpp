@@ -55,6 +55,7 @@ enum class OmpGroup : std::uint8_t {
   LockWait,
   LockApi,
   Idle,
+  Team,  // an implicit task: a thread's part of its team (Enter carries the team size)
   Work
 };
 

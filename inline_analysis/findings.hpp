@@ -10,7 +10,7 @@
 
 namespace onlinews::analysis {
 
-enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, PairSync, kCount };
+enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, PairSync, IdlePhase, kCount };
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
 
 // Which delay metric explains a wait (and classifies long-term costs);
@@ -105,6 +105,18 @@ struct PairSyncFinding {
   // share of the wait's.
   double part = 0;
   DelayKind part_delay = DelayKind::LateSender;
+};
+
+// A stretch of a rank's master thread in serial code while worker threads
+// sit idle (omp_idle.cpp), in a time walk: the delay costs of its MPI waits
+// there include the idleness they prolong.  Published per window, in time
+// order per location.
+struct IdlePhaseFinding {
+  static constexpr FindingKind kKind = FindingKind::IdlePhase;
+  int location = 0;         // the master thread
+  std::int64_t begin = 0;   // ns
+  std::int64_t end = 0;     // ns
+  int idle_threads = 0;
 };
 
 }  // namespace onlinews::analysis

@@ -44,7 +44,9 @@ ThreadBuffer* attach_thread();
   if (b == nullptr) b = attach_thread();
   if (b != nullptr) b->push(e);
 }
-inline void record_enter(std::uint64_t t, std::uint32_t region) { record(Event::enter(t, region)); }
+inline void record_enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0) {
+  record(Event::enter(t, region, team_size));
+}
 inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
 
 // Region ids of onlinews' own regions and the root region (after the MPI

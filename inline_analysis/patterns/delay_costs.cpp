@@ -18,6 +18,12 @@
 // A pair of calls (PairSyncFinding: RMA Late Post, Early Wait, lock
 // competition) is explained like a message, with its finding's delay kind.
 //
+// Idle threads (seed 000 §7): a wait of a master in serial code, while
+// k worker threads sat idle (IdlePhaseFinding, omp_idle.cpp), kept them idle
+// too: it passes k x wait on in the OmpIdle lane, which its cause charges as
+// delay_ompidle_longterm, and that much of the master's own delay_ompidle
+// (which omp_idle.cpp booked for all of its serial time) is taken back.
+//
 // Classes of Late Sender / Late Receiver waits: indirect = the part explained
 // by the cause's own waiting (s * w, sent back to the waiting rank after the
 // walk), direct = the rest; propagating = the largest part of a wait that
@@ -43,7 +49,11 @@ constexpr Metric kLong[kDelayKinds] = {
 
 class DelayCosts final : public Pattern, public SyncHandler {
  public:
-  void subscribe(Dispatch& d) override { d.on_sync(this); }
+  void subscribe(Dispatch& d) override {
+    d.on_sync(this);
+    d.on_finding(this, &DelayCosts::on_idle_phase);
+  }
+  void on_epoch_end(ReplayContext&) override { idle_.clear(); }
   bool uses_intervals() const override { return true; }
   // The long-term costs a wait passes on (by the kind they finally cause)
   // depend on the waits it caused later: symbolic (sym.hpp).
@@ -66,7 +76,14 @@ class DelayCosts final : public Pattern, public SyncHandler {
     put_map(ctx, iv.map, out);
   }
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
-    if (!is_scan(sp.kind)) out = ctx.reduce(cost_[ctx.current()], slot);
+    if (is_scan(sp.kind)) return;
+    out = ctx.reduce(cost_[ctx.current()], slot);
+    const int l = ctx.location_of(sp);
+    if (const int k = idle_threads(l, sp.enter); k > 0) {
+      const double idle = k * sp.wait;
+      out.c[static_cast<std::size_t>(DelayKind::OmpIdle)] += idle;
+      ctx.add_at(Metric::delay_ompidle, l, sp.callpath, -idle);
+    }
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
@@ -93,6 +110,27 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
  private:
+  // Stretches of serial code in this epoch, per master, in time order
+  // (contiguous ones with the same idle threads joined).
+  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext&) {
+    auto& v = idle_[f.location];
+    if (!v.empty() && v.back().end == f.begin && v.back().idle_threads == f.idle_threads) {
+      v.back().end = f.end;
+    } else {
+      v.push_back(f);
+    }
+  }
+  // The worker threads idle on location `l` at time `t` (0: none).
+  int idle_threads(int l, std::int64_t t) const {
+    const auto it = idle_.find(l);
+    if (it == idle_.end()) return 0;
+    const auto& v = it->second;
+    const auto p = std::upper_bound(v.begin(), v.end(), t, [](std::int64_t x, const IdlePhaseFinding& f) {
+      return x < f.end;
+    });
+    return p != v.end() && p->begin <= t ? p->idle_threads : 0;
+  }
+
   // At a point where this rank caused the peer's wait: the peer's wait and
   // profile are in `in`, the costs it passes on are ctx.incoming(); `m` and
   // `w` are this rank's interval, which starts at point `j`.
@@ -220,6 +258,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     return v;
   }
 
+  std::map<int, std::vector<IdlePhaseFinding>> idle_;  // this epoch's, by master location
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
   // The reference's interval at the collective instance being explained

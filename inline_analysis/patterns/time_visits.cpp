@@ -1,10 +1,12 @@
 // time, visits and the time categories (execution, comp, mpi and its groups,
 // onlinews_overhead): exclusive time of every call path, from the intervals
-// between consecutive Enter/Leave events of each location.
+// between consecutive Enter/Leave events of each location.  A worker
+// thread's time outside its team's implicit task is not its own: the idle
+// threads analysis (omp_idle.cpp) books it at the master's call path.
 #include <climits>
 #include <vector>
 
-#include "../pattern.hpp"
+#include "omp_roles.hpp"
 
 namespace onlinews::analysis {
 namespace {
@@ -34,7 +36,6 @@ Metric category(const RegionDef* r) {
         case OmpGroup::ImplicitBarrier: return Metric::omp_ibarrier;
         case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier;
         case OmpGroup::Wait: return Metric::omp_synchronization;  // (in a barrier: category_of)
-        case OmpGroup::Idle: return Metric::omp_idle_threads;
         case OmpGroup::LockWait: return Metric::omp_lock_contention_api;
         case OmpGroup::LockApi: return Metric::omp_lock_api;
         default: return Metric::comp;
@@ -75,12 +76,14 @@ class TimeVisits final : public Pattern {
   struct Chain {
     std::int16_t m[8];
     std::int8_t n = -1;  // -1: not computed yet
+    bool team = false;   // inside an implicit task
   };
   const Chain& chain(const ReplayContext& ctx, std::uint32_t cp) {
     if (cp >= chains_.size()) chains_.resize(cp + 64);
     Chain& c = chains_[cp];
     if (c.n < 0) {
       c.n = 0;
+      c.team = in_team(ctx, cp);
       for (int i = idx(category_of(ctx, cp)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
         c.m[c.n++] = static_cast<std::int16_t>(i);
       }
@@ -90,16 +93,20 @@ class TimeVisits final : public Pattern {
   // Time since the location's previous Enter/Leave belongs to `cp`.
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
     const auto loc = static_cast<std::size_t>(ctx.location());
-    if (loc >= last_.size()) last_.resize(loc + 1, kNever);
+    if (loc >= last_.size()) {
+      last_.resize(loc + 1, kNever);
+      worker_.resize(loc + 1, false);
+    }
     std::int64_t& last = last_[loc];
     if (cp != kNoCallpath && last != kNever && now > last) {
       const Chain& c = chain(ctx, cp);
-      ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - last));
+      if (c.team || !worker_[loc]) ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - last));
     }
     last = now;
   }
   void on_enter(const Event& e, ReplayContext& ctx) {
     charge(ctx, ctx.callpaths().node(ctx.callpath()).parent, static_cast<std::int64_t>(e.time));
+    if (worker_task(ctx, ctx.callpath())) worker_[static_cast<std::size_t>(ctx.location())] = true;
     ctx.add(Metric::visits, 1.0);
   }
   void on_leave(const Event& e, ReplayContext& ctx) {
@@ -108,6 +115,7 @@ class TimeVisits final : public Pattern {
 
   static constexpr std::int64_t kNever = INT64_MIN;
   std::vector<std::int64_t> last_;  // per location, persists across epochs
+  std::vector<bool> worker_;        // per location: a worker of some team (persists)
   std::vector<Chain> chains_;       // per call path (call-path ids are stable)
 };
 

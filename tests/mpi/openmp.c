@@ -30,7 +30,12 @@
  *              thread 1 of rank 0 sleeps 0.3 s in "produce" and sends to
  *              rank 1, where thread 1 receives it (waiting 0.3 s); after
  *              the region, rank 1's master sleeps 0.2 s in "consume" and
- *              sends to rank 0's master, which waits 0.2 s for it. */
+ *              sends to rank 0's master, which waits 0.2 s for it.
+ *   latesender 2 ranks: a parallel region whose threads sleep in "kernel",
+ *              0.3 s on rank 0 and 0.05 s on rank 1; then rank 0's master
+ *              sends to rank 1's, which waits 0.25 s in MPI_Recv while its
+ *              3 workers sit idle (seed 000 §7: the kernel's delay costs
+ *              are the wait and that idleness). */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,6 +159,18 @@ static void serialized(void) {
   }
 }
 
+static void latesender(void) {
+  int rank = 0, x = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#pragma omp parallel
+  region_sleep("kernel", rank == 0 ? 0.3 : 0.05);
+  if (rank == 0) {
+    MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   const char* mode = argc > 1 ? argv[1] : "imbalance";
@@ -171,6 +188,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "taskwait") == 0) taskwait();
   if (strcmp(mode, "nestlock") == 0) nestlock();
   if (strcmp(mode, "hybrid") == 0) hybrid();
+  if (strcmp(mode, "latesender") == 0) latesender();
   if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();

@@ -249,10 +249,19 @@ def validate(result, clock_error=0.0):
         cp, loc = divmod(int(over.argmax()), over.shape[1])
         problems.append(f"the critical path contains waiting: {path[cp, loc]:.4f} s on the path but only "
                         f"{processing[cp, loc]:.4f} s of processing at {result.callpath_name(cp)} (location {loc})")
-    delay = float(result.inclusive("delay").sum())
+    delay = float(result.inclusive("delay_mpi").sum())
     waited = sum(float(result.inclusive(m).sum()) for m in explainable)
     if delay > waited + 1e-3:
         problems.append(f"delay costs ({delay:.4f} s) exceed the waiting they explain ({waited:.4f} s)")
+    # Idle threads in the masters' serial code (limited parallelism has no
+    # delay costs): short- plus long-term costs explain at most all of it.
+    idle_cost = float(result.inclusive("delay_ompidle_aggregate").sum())
+    idle = float(result.inclusive("omp_idle_threads").sum() - result.inclusive("omp_limited_parallelism").sum())
+    if idle_cost > idle + 1e-3:
+        problems.append(f"idle-thread delay costs ({idle_cost:.4f} s) exceed the idleness they explain ({idle:.4f} s)")
+    other = float(result.inclusive("delay").sum()) - delay - idle_cost
+    if abs(other) > 1e-6:
+        problems.append(f"delay costs outside MPI and idle threads: {other:.4f} s")
     # One host, one clock: no receive may appear before its send.
     if int(a.get("clock_domains", 1)) == 1 and int(a.get("clock_violations", 0)) != 0:
         problems.append(f"{a['clock_violations']} clock-condition violations on a single host")

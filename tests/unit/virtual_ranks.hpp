@@ -53,7 +53,10 @@ class VRank {
     return static_cast<std::uint16_t>(defs.comms.size() - 1);
   }
 
-  void enter(double t, std::uint32_t region) { events.push_back(Event::enter(ns(t), region)); }
+  // (`team_size`: of an OpenMP implicit task, as the OMPT tool records it.)
+  void enter(double t, std::uint32_t region, std::int32_t team_size = 0) {
+    events.push_back(Event::enter(ns(t), region, team_size));
+  }
   void leave(double t) { events.push_back(Event::leave(ns(t))); }
   // A region with nothing inside.
   void region(double t0, double t1, std::uint32_t r) {

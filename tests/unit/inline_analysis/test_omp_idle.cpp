@@ -1,0 +1,126 @@
+// Idle threads, limited parallelism and their delay costs
+// (inline_analysis/patterns/omp_idle.cpp, delay_costs.cpp), on hand-built
+// streams of a rank's threads.
+#include <catch2/catch.hpp>
+
+#include "../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+using analysis::OmpGroup;
+
+namespace {
+
+struct Constructs {
+  std::uint32_t parallel, task, idle;
+};
+// The construct regions the OMPT tool records (ompt/constructs.def).
+Constructs constructs(VRank& v) {
+  auto add = [&v](const char* name, OmpGroup g) {
+    v.defs.regions.push_back({name, analysis::RegionKind::Omp, {}, {}, 0, "", 0, g});
+    return static_cast<std::uint32_t>(v.defs.regions.size() - 1);
+  };
+  const auto parallel = add("!$omp parallel", OmpGroup::Management);
+  const auto task = add("!$omp implicit task", OmpGroup::Team);
+  const auto idle = add("!$omp idle", OmpGroup::Idle);
+  return {parallel, task, idle};
+}
+
+// Thread 0 of `v` forks a team of `size` at t0 (its implicit task from
+// t0 + 0.1, kWork inside), joined at t1; `workers` run their implicit
+// tasks over the same span.
+void team(VRank& v, const Constructs& c, double t0, double t1, int size, std::initializer_list<int> workers) {
+  v.on(0).enter(t0, c.parallel);
+  v.enter(t0 + 0.1, c.task, size);
+  v.region(t0 + 0.1, t1 - 0.1, kWork);
+  v.leave(t1 - 0.1);
+  v.leave(t1);
+  for (int w : workers) {
+    v.on(w).enter(t0 + 0.1, c.task, size);
+    v.region(t0 + 0.1, t1 - 0.1, kWork);
+    v.leave(t1 - 0.1);
+  }
+  v.on(0);
+}
+
+}  // namespace
+
+TEST_CASE("idle threads and limited parallelism at the master's call path", "[omp][idle]") {
+  // One rank, 4 threads.  The master computes alone 0-1 (no team yet: no
+  // idleness), runs a team of 4 over 1-4, kSolve alone 4-6, a team of 2
+  // (itself and thread 1) over 6-8, and kWork alone 8-10.  Threads 2 and 3
+  // report idleness (as libomp does) 3.9-6.1; nobody reports the rest.
+  auto r = make_ranks(1);
+  const auto c = constructs(r[0]);
+  r[0].region(0.2, 0.8, kWork);
+  team(r[0], c, 1.0, 4.0, 4, {1, 2, 3});
+  r[0].region(4.0, 6.0, kSolve);
+  team(r[0], c, 6.0, 8.0, 2, {1});
+  for (int w : {2, 3}) r[0].on(w).region(3.9, 6.1, c.idle);
+  r[0].on(0).region(8.0, 10.0, kWork);
+  r[0].leave(10.0);
+  for (int w : {1, 2, 3}) r[0].on(w).leave(10.0);
+  r[0].on(0);
+  const auto res = replay(r);
+  const auto& a = res[0];
+  // Serial code after the first team (4-6, 8-10): 3 idle threads, 2 s each
+  // per stretch, at the master's call paths.
+  for (int w : {1, 2, 3}) {
+    CHECK(a.get_at(w, Metric::omp_idle_threads, kSolve) == Approx(2.0).margin(1e-9));
+    // (Threads 2 and 3 also idle beside the team of 2, whose master ran kWork.)
+    CHECK(a.get_at(w, Metric::omp_idle_threads, kWork) == Approx(w == 1 ? 2.0 : 2.0 + 1.8).margin(1e-9));
+    // Their own idle region is not charged again.
+    CHECK(a.get_at(w, Metric::time, c.idle) == Approx(0.0).margin(1e-12));
+  }
+  // Beside the team of 2 (its kWork 6.1-7.9 and join 7.9-8: the fork before
+  // its size is known is not counted), threads 2 and 3.
+  CHECK(a.get_at(1, Metric::omp_limited_parallelism) == Approx(0.0).margin(1e-12));
+  for (int w : {2, 3}) {
+    CHECK(a.get_at(w, Metric::omp_limited_parallelism) == Approx(1.9).margin(1e-9));
+    CHECK(a.get_at(w, Metric::omp_limited_parallelism, kWork) == Approx(1.8).margin(1e-9));
+    CHECK(a.get_at(w, Metric::omp_limited_parallelism, c.parallel) == Approx(0.1).margin(1e-9));
+    CHECK(a.get_at(w, Metric::omp_idle_threads) == Approx(4.0 + 1.9).margin(1e-9));
+  }
+  CHECK(a.get_at(0, Metric::omp_idle_threads) == Approx(0.0).margin(1e-12));
+  // The master's serial code caused all of it but the limited parallelism:
+  // 3 x 2 s on kSolve, 3 x 2 s on kWork after the first team (not before).
+  CHECK(a.get_at(0, Metric::delay_ompidle, kSolve) == Approx(6.0).margin(1e-9));
+  CHECK(a.get_at(0, Metric::delay_ompidle, kWork) == Approx(6.0).margin(1e-9));
+  CHECK(a.get_at(0, Metric::delay_ompidle_longterm) == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("an MPI wait of the master in serial code passes the idleness on to its cause", "[omp][idle][delay]") {
+  // Rank 0 (one thread): kWork 0-2, then sends to rank 1 at 2.0.  Rank 1:
+  // a team of 4 over 0-0.5, then its master receives from 0.5 (Late
+  // Sender: 1.5 s) to 2.01 and computes kSolve to 3.0, its 3 workers idle
+  // from 0.5 to 3.0: 7.5 s.
+  auto r = make_ranks(2);
+  const auto c = constructs(r[1]);
+  r[0].region(0.0, 2.0, kWork);
+  r[0].send(2.0, 2.01, 1);
+  r[0].leave(3.0);
+  team(r[1], c, 0.0, 0.5, 4, {1, 2, 3});
+  r[1].recv(0.5, 2.01, 0);
+  r[1].region(2.01, 3.0, kSolve);
+  r[1].leave(3.0);
+  for (int w : {1, 2, 3}) r[1].on(w).leave(3.0);
+  r[1].on(0);
+  const auto res = replay(r);
+  CHECK(res[1].get(Metric::mpi_latesender) == Approx(1.5).margin(1e-9));
+  double idle = 0;
+  for (int w : {1, 2, 3}) idle += res[1].get_at(w, Metric::omp_idle_threads);
+  CHECK(idle == Approx(7.5).margin(1e-9));
+  CHECK(res[1].get_at(1, Metric::omp_idle_threads, rt::kRegion_MPI_Recv) == Approx(1.51).margin(1e-9));
+  // Rank 0's kWork (2 s, against nothing of rank 1's before the receive)
+  // explains the wait: 1.5 s of Late Sender, and the 3 x 1.5 s its workers
+  // sat idle meanwhile, long-term.
+  CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.5).margin(1e-9));
+  CHECK(res[0].get(Metric::delay_ompidle_longterm, kWork) == Approx(4.5).margin(1e-9));
+  // The master's own serial code caused the rest: the receive's 0.01 s
+  // after the message came, and kSolve.
+  CHECK(res[1].get(Metric::delay_ompidle, rt::kRegion_MPI_Recv) == Approx(0.03).margin(1e-9));
+  CHECK(res[1].get(Metric::delay_ompidle, kSolve) == Approx(2.97).margin(1e-9));
+  // The idleness is explained once: short-term plus long-term costs.
+  CHECK(res[1].get(Metric::delay_ompidle) + res[0].get(Metric::delay_ompidle_longterm) ==
+        Approx(idle).margin(1e-9));
+}
