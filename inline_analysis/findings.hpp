@@ -10,7 +10,15 @@
 
 namespace onlinews::analysis {
 
-enum class FindingKind : std::uint8_t { LateSender, LateReceiver, CollectiveSync, PairSync, IdlePhase, kCount };
+enum class FindingKind : std::uint8_t {
+  LateSender,
+  LateReceiver,
+  CollectiveSync,
+  PairSync,
+  IdlePhase,
+  BarrierCause,
+  kCount
+};
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
 
 // Which delay metric explains a wait (and classifies long-term costs);
@@ -117,6 +125,18 @@ struct IdlePhaseFinding {
   std::int64_t begin = 0;   // ns
   std::int64_t end = 0;     // ns
   int idle_threads = 0;
+};
+
+// The last thread to reach an OpenMP barrier instance made the others wait
+// there; MPI waits of that thread in its interval before the barrier
+// (from `begin` to `end`) explain a share of that (omp_barrier.cpp): each
+// second of them caused `factor` seconds of barrier waiting.  Published
+// once every window was walked.
+struct BarrierCauseFinding {
+  static constexpr FindingKind kKind = FindingKind::BarrierCause;
+  int location = 0;
+  std::int64_t begin = 0, end = 0;  // ns
+  double factor = 0;
 };
 
 }  // namespace onlinews::analysis

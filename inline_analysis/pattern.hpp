@@ -70,6 +70,12 @@ class Dispatch {
   const std::vector<FindingHandler>& finding_handlers(FindingKind k) const {
     return findings_[static_cast<int>(k)];
   }
+  // Findings are published through one table: the handlers of `o` join it.
+  void take_findings(const Dispatch& o) {
+    for (int k = 0; k < kFindingKindCount; ++k) {
+      for (const auto& h : o.findings_[k]) findings_[k].push_back(h);
+    }
+  }
   bool any(Phase ph) const {
     for (const auto* table : {&events_, &linked_}) {
       for (const auto& v : (*table)[static_cast<int>(ph)]) {
@@ -89,6 +95,10 @@ class Pattern {
  public:
   virtual ~Pattern() = default;
   virtual void subscribe(Dispatch& d) = 0;
+  // Called once per epoch after both walks, before the RMA epochs and the
+  // backward replay at synchronization points: what it publishes (every
+  // location's window walked) reaches the replay's handlers.
+  virtual void on_walks_done(ReplayContext&) {}
   // Called once per epoch after both walks, before the backward replay at
   // synchronization points, with the RMA epochs completed in this epoch
   // (ReplayContext::rma_epochs): what it publishes becomes synchronization points.

@@ -78,6 +78,7 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
     (time ? time_patterns : comm_patterns).push_back(patterns.back().get());
     pattern_names.emplace_back(entry.name);
   }
+  dispatch.take_findings(time_dispatch);
   // Both walks in one pass over a location's window that is the MPI view:
   // one handler list per event.
   for (const Phase ph : {Phase::Forward, Phase::Backward}) {
@@ -312,6 +313,10 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   const double t1 = sched.busy_seconds();
   co_await m.walk(Phase::Backward, windows, sched);
   ReplayContext::Sources src{&m.defs, &m.callpaths, &m.profile, &m.dispatch, m.epoch, m.defs.world_rank};
+  {
+    ReplayContext ctx(src);
+    for (auto& p : m.patterns) p->on_walks_done(ctx);
+  }
   {
     ReplayContext::Sources rma = src;
     rma.rma = &m.rma_results;

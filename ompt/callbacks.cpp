@@ -27,13 +27,13 @@ struct Open {
 };
 constinit thread_local Open t_open{};
 
-void enter(OmpConstruct c, std::int32_t team_size = 0) {
+void enter(OmpConstruct c, std::int32_t team_size = 0, std::uint64_t team = 0) {
   if (!rt::recording()) return;
   if (t_open.depth == kDepth) {
     ++t_open.overflow;
     return;
   }
-  rt::record_enter(rt::raw_now(), rt::omp_region(c), team_size);
+  rt::record_enter(rt::raw_now(), rt::omp_region(c), team_size, team);
   t_open.at[t_open.depth++] = c;
 }
 // Leaves `c` at `at` (raw clock; 0: now).
@@ -123,9 +123,11 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
   // (The initial task is the whole program: the root region.)
   if ((flags & ompt_task_initial) != 0) return;
   if (endpoint == ompt_scope_begin) {
-    if (task != nullptr) task->value = parallel != nullptr ? parallel->value : 0;
-    // (The team's size: idle threads and limited parallelism, omp_idle.cpp.)
-    return enter(OmpConstruct::ImplicitTask, static_cast<std::int32_t>(actual));
+    const std::uint64_t team = parallel != nullptr ? parallel->value : 0;
+    if (task != nullptr) task->value = team;
+    // (The team's size and id: idle threads, omp_idle.cpp; barrier
+    // instances, omp_barrier.cpp.)
+    return enter(OmpConstruct::ImplicitTask, static_cast<std::int32_t>(actual), team);
   }
   const std::uint64_t joined = t_joined;
   t_joined = 0;

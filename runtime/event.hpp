@@ -93,6 +93,7 @@ struct Event {
   // (payload_of() says which one a kind has).
   std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
   std::int32_t team_size() const { return tag; }  // Region, of an OpenMP implicit task (0: not known)
+  std::uint64_t team() const { return bytes; }     // ... its team's id, unique in the process (0: not known)
   std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
   std::int32_t target() const { return peer; }      // Rma, RmaSync: the target's rank in the window (-1: all)
   std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent
@@ -110,12 +111,13 @@ struct Event {
     request = static_cast<std::uint32_t>(b >> 32);
   }
 
-  static Event enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0) {
+  static Event enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0) {
     Event e;
     e.time = t;
     e.kind = EventKind::Enter;
     e.peer = static_cast<std::int32_t>(region);
     e.tag = team_size;
+    e.bytes = team;
     return e;
   }
   static Event leave(std::uint64_t t) {

@@ -23,6 +23,10 @@
 // too: it passes k x wait on in the OmpIdle lane, which its cause charges as
 // delay_ompidle_longterm, and that much of the master's own delay_ompidle
 // (which omp_idle.cpp booked for all of its serial time) is taken back.
+// Likewise an MPI wait of the last thread to reach an OpenMP barrier, in
+// its interval before it, made the others wait there (BarrierCauseFinding,
+// omp_barrier.cpp): factor x wait in the OmpBarrier lane, charged to its
+// cause as delay_ompbarrier_longterm.
 //
 // Classes of Late Sender / Late Receiver waits: indirect = the part explained
 // by the cause's own waiting (s * w, sent back to the waiting rank after the
@@ -52,8 +56,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
   void subscribe(Dispatch& d) override {
     d.on_sync(this);
     d.on_finding(this, &DelayCosts::on_idle_phase);
+    d.on_finding(this, &DelayCosts::on_barrier_cause);
   }
-  void on_epoch_end(ReplayContext&) override { idle_.clear(); }
+  void on_epoch_end(ReplayContext&) override {
+    idle_.clear();
+    barrier_.clear();
+  }
   bool uses_intervals() const override { return true; }
   // The long-term costs a wait passes on (by the kind they finally cause)
   // depend on the waits it caused later: symbolic (sym.hpp).
@@ -79,11 +87,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
     if (is_scan(sp.kind)) return;
     out = ctx.reduce(cost_[ctx.current()], slot);
     const int l = ctx.location_of(sp);
-    if (const int k = idle_threads(l, sp.enter); k > 0) {
+    if (const double k = at(idle_, l, sp.enter); k > 0) {
       const double idle = k * sp.wait;
       out.c[static_cast<std::size_t>(DelayKind::OmpIdle)] += idle;
       ctx.add_at(Metric::delay_ompidle, l, sp.callpath, -idle);
     }
+    out.c[static_cast<std::size_t>(DelayKind::OmpBarrier)] += at(barrier_, l, sp.enter) * sp.wait;
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
@@ -110,25 +119,37 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
  private:
-  // Stretches of serial code in this epoch, per master, in time order
-  // (contiguous ones with the same idle threads joined).
-  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext&) {
-    auto& v = idle_[f.location];
-    if (!v.empty() && v.back().end == f.begin && v.back().idle_threads == f.idle_threads) {
-      v.back().end = f.end;
+  // Stretches of a location's time with a value: a master's serial code
+  // (its idle threads), a last thread's interval before an OpenMP barrier
+  // (barrier waiting per second of its MPI waiting).  This epoch's, in
+  // time order per location (contiguous ones of the same value joined).
+  struct Stretch {
+    std::int64_t begin, end;
+    double value;
+  };
+  using Stretches = std::map<int, std::vector<Stretch>>;
+  static void add_stretch(Stretches& s, int l, Stretch x) {
+    auto& v = s[l];
+    if (!v.empty() && v.back().end == x.begin && v.back().value == x.value) {
+      v.back().end = x.end;
     } else {
-      v.push_back(f);
+      v.push_back(x);
     }
   }
-  // The worker threads idle on location `l` at time `t` (0: none).
-  int idle_threads(int l, std::int64_t t) const {
-    const auto it = idle_.find(l);
-    if (it == idle_.end()) return 0;
+  // The value at time `t` on location `l` (0: none).
+  static double at(const Stretches& s, int l, std::int64_t t) {
+    const auto it = s.find(l);
+    if (it == s.end()) return 0;
     const auto& v = it->second;
-    const auto p = std::upper_bound(v.begin(), v.end(), t, [](std::int64_t x, const IdlePhaseFinding& f) {
-      return x < f.end;
-    });
-    return p != v.end() && p->begin <= t ? p->idle_threads : 0;
+    const auto p = std::upper_bound(v.begin(), v.end(), t, [](std::int64_t x, const Stretch& f) { return x < f.end; });
+    return p != v.end() && p->begin <= t ? p->value : 0;
+  }
+  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext&) {
+    add_stretch(idle_, f.location, {f.begin, f.end, static_cast<double>(f.idle_threads)});
+  }
+  void on_barrier_cause(const BarrierCauseFinding& f, ReplayContext&) {
+    // (Barrier intervals of one thread follow each other in time.)
+    add_stretch(barrier_, f.location, {f.begin, f.end, f.factor});
   }
 
   // At a point where this rank caused the peer's wait: the peer's wait and
@@ -258,7 +279,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     return v;
   }
 
-  std::map<int, std::vector<IdlePhaseFinding>> idle_;  // this epoch's, by master location
+  Stretches idle_, barrier_;
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
   // The reference's interval at the collective instance being explained

@@ -7,6 +7,7 @@ namespace onlinews::analysis {
 
 std::unique_ptr<Pattern> make_time_visits();
 std::unique_ptr<Pattern> make_omp_idle();
+std::unique_ptr<Pattern> make_omp_barrier();
 std::unique_ptr<Pattern> make_late_sender();
 std::unique_ptr<Pattern> make_wrong_order();
 std::unique_ptr<Pattern> make_late_receiver();
@@ -35,6 +36,7 @@ const std::vector<PatternEntry>& pattern_table() {
   static const std::vector<PatternEntry> table = {
       {"time", "time", make_time_visits},
       {"omp_idle_threads", "time", make_omp_idle},
+      {"delay_ompbarrier", "time", make_omp_barrier},
       {"mpi_latesender", "p2p", make_late_sender},
       {"mpi_latesender_wo", "p2p", make_wrong_order},
       {"mpi_latereceiver", "p2p", make_late_receiver},

@@ -259,9 +259,14 @@ def validate(result, clock_error=0.0):
     idle = float(result.inclusive("omp_idle_threads").sum() - result.inclusive("omp_limited_parallelism").sum())
     if idle_cost > idle + 1e-3:
         problems.append(f"idle-thread delay costs ({idle_cost:.4f} s) exceed the idleness they explain ({idle:.4f} s)")
-    other = float(result.inclusive("delay").sum()) - delay - idle_cost
+    # OpenMP barriers: at most their waiting.
+    barrier_cost = float(result.inclusive("delay_ompbarrier_aggregate").sum())
+    barrier_wait = float(result.inclusive("omp_ebarrier_wait").sum() + result.inclusive("omp_ibarrier_wait").sum())
+    if barrier_cost > barrier_wait + 1e-3:
+        problems.append(f"OpenMP barrier delay costs ({barrier_cost:.4f} s) exceed the waiting ({barrier_wait:.4f} s)")
+    other = float(result.inclusive("delay").sum()) - delay - idle_cost - barrier_cost
     if abs(other) > 1e-6:
-        problems.append(f"delay costs outside MPI and idle threads: {other:.4f} s")
+        problems.append(f"delay costs outside MPI, OpenMP barriers and idle threads: {other:.4f} s")
     # One host, one clock: no receive may appear before its send.
     if int(a.get("clock_domains", 1)) == 1 and int(a.get("clock_violations", 0)) != 0:
         problems.append(f"{a['clock_violations']} clock-condition violations on a single host")

@@ -1,9 +1,10 @@
-// Idle threads, limited parallelism and their delay costs
-// (inline_analysis/patterns/omp_idle.cpp, delay_costs.cpp), on hand-built
-// streams of a rank's threads.
+// OpenMP root causes on hand-built streams of a rank's threads: idle
+// threads, limited parallelism and their delay costs (omp_idle.cpp), OpenMP
+// barrier delay costs (omp_barrier.cpp), and how MPI waits pass them on
+// (delay_costs.cpp).
 #include <catch2/catch.hpp>
 
-#include "../virtual_ranks.hpp"
+#include "../../virtual_ranks.hpp"
 
 using namespace onlinews;
 using namespace onlinews::test;
@@ -12,7 +13,7 @@ using analysis::OmpGroup;
 namespace {
 
 struct Constructs {
-  std::uint32_t parallel, task, idle;
+  std::uint32_t parallel, task, idle, barrier, wait;
 };
 // The construct regions the OMPT tool records (ompt/constructs.def).
 Constructs constructs(VRank& v) {
@@ -23,7 +24,9 @@ Constructs constructs(VRank& v) {
   const auto parallel = add("!$omp parallel", OmpGroup::Management);
   const auto task = add("!$omp implicit task", OmpGroup::Team);
   const auto idle = add("!$omp idle", OmpGroup::Idle);
-  return {parallel, task, idle};
+  const auto barrier = add("!$omp barrier", OmpGroup::ExplicitBarrier);
+  const auto wait = add("!$omp wait", OmpGroup::Wait);
+  return {parallel, task, idle, barrier, wait};
 }
 
 // Thread 0 of `v` forks a team of `size` at t0 (its implicit task from
@@ -123,4 +126,50 @@ TEST_CASE("an MPI wait of the master in serial code passes the idleness on to it
   // The idleness is explained once: short-term plus long-term costs.
   CHECK(res[1].get(Metric::delay_ompidle) + res[0].get(Metric::delay_ompidle_longterm) ==
         Approx(idle).margin(1e-9));
+}
+
+TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass them on", "[omp][barrier][delay]") {
+  // Rank 1, a team of 2 (id 7) over 0-1.6.  Its master receives from rank 0
+  // at 0.1 (Late Sender: rank 0 sends at 1.2, 1.1 s), computes kSolve
+  // 1.21-1.5 and reaches the barrier last, at 1.5; thread 1 computes kSolve
+  // 0-0.2 and waits in the barrier from 0.2 to 1.5 (1.3 s).  Rank 0: kWork
+  // 0-1.2, then the send.
+  auto r = make_ranks(2);
+  const auto c = constructs(r[1]);
+  r[0].region(0.0, 1.2, kWork);
+  r[0].send(1.2, 1.21, 1);
+  r[0].leave(2.0);
+  r[1].enter(0.0, c.parallel);
+  r[1].enter(0.0, c.task, 2, 7);
+  r[1].recv(0.1, 1.21, 0);
+  r[1].region(1.21, 1.5, kSolve);
+  r[1].region(1.5, 1.5, c.barrier);
+  r[1].leave(1.6);
+  r[1].leave(1.6);
+  r[1].on(1).enter(0.0, c.task, 2, 7);
+  r[1].region(0.0, 0.2, kSolve);
+  r[1].enter(0.2, c.barrier);
+  r[1].region(0.2, 1.5, c.wait);
+  r[1].leave(1.5);
+  r[1].leave(1.6);
+  r[1].leave(2.0);
+  r[1].on(0).leave(2.0);
+  const auto res = replay(r);
+  REQUIRE(res[1].get_at(1, Metric::omp_ebarrier_wait) == Approx(1.3).margin(1e-9));
+  REQUIRE(res[1].get(Metric::mpi_latesender) == Approx(1.1).margin(1e-9));
+  // The master's interval before the barrier (0-1.5) against thread 1's:
+  // 0.1 s in its implicit task before the receive, 0.01 s of the receive
+  // after the message came, 0.29 - 0.2 s more kSolve; and 1.1 s of MPI
+  // waiting.  Those explain the 1.3 s exactly.
+  CHECK(res[1].get_at(0, Metric::delay_ompbarrier, c.task) == Approx(0.1).margin(1e-9));
+  CHECK(res[1].get_at(0, Metric::delay_ompbarrier, rt::kRegion_MPI_Recv) == Approx(0.01).margin(1e-9));
+  CHECK(res[1].get_at(0, Metric::delay_ompbarrier, kSolve) == Approx(0.09).margin(1e-9));
+  CHECK(res[1].get_at(1, Metric::delay_ompbarrier) == Approx(0.0).margin(1e-12));
+  // The receive's wait, 1.1 s, kept thread 1 waiting as long: its cause,
+  // rank 0's kWork, is charged that long-term, besides the Late Sender.
+  CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.1).margin(1e-9));
+  CHECK(res[0].get(Metric::delay_ompbarrier_longterm, kWork) == Approx(1.1).margin(1e-9));
+  // Every second of barrier waiting is explained once.
+  CHECK(res[1].get(Metric::delay_ompbarrier) + res[0].get(Metric::delay_ompbarrier_longterm) ==
+        Approx(1.3).margin(1e-9));
 }
