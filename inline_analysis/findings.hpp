@@ -17,6 +17,7 @@ enum class FindingKind : std::uint8_t {
   PairSync,
   IdlePhase,
   BarrierCause,
+  BarrierPass,
   kCount
 };
 constexpr int kFindingKindCount = static_cast<int>(FindingKind::kCount);
@@ -137,6 +138,16 @@ struct BarrierCauseFinding {
   int location = 0;
   std::int64_t begin = 0, end = 0;  // ns
   double factor = 0;
+};
+
+// A thread waited at an OpenMP barrier for the team's last thread: its
+// time from its previous point with the team (`begin`) to the barrier's end
+// (`end`) is, on the critical path, the last thread's (omp_barrier.cpp).
+struct BarrierPassFinding {
+  static constexpr FindingKind kKind = FindingKind::BarrierPass;
+  int location = 0;  // the thread that waited
+  int last = 0;      // the last thread to arrive
+  std::int64_t begin = 0, end = 0;  // ns
 };
 
 }  // namespace onlinews::analysis

@@ -209,6 +209,14 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
   sync_in.events = &w.events;
   sync_in.annot = &st.annot;
   sync_in.location = w.location;
+  // Every location's window (the critical path passes through threads at
+  // OpenMP barriers).
+  for (const auto& lw : windows) {
+    if (lw.events.empty()) continue;
+    const auto l = static_cast<std::size_t>(lw.location);
+    if (l >= sync_in.locations.size()) sync_in.locations.resize(l + 1);
+    sync_in.locations[l] = {&lw.events, &loc(lw.location).annot};
+  }
   if (view_merged()) {
     // Each point on its own location, whose window gives the time between
     // points; the window spans every location's events (where a requested
@@ -218,9 +226,6 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
     sync_in.origin_index = &view_idx;
     for (const auto& lw : windows) {
       if (lw.events.empty()) continue;
-      const auto l = static_cast<std::size_t>(lw.location);
-      if (l >= sync_in.locations.size()) sync_in.locations.resize(l + 1);
-      sync_in.locations[l] = {&lw.events, &loc(lw.location).annot};
       const auto b = static_cast<std::int64_t>(lw.events.front().time);
       const auto e = static_cast<std::int64_t>(lw.events.back().time);
       if (free_begin && (sync_in.bounds.begin == 0 || b < sync_in.bounds.begin)) sync_in.bounds.begin = b;

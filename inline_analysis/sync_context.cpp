@@ -116,12 +116,15 @@ TimeMap SyncContext::time_map(std::int64_t t0, std::int64_t t1, std::size_t near
 
 TimeMap SyncContext::time_map_on(int location, std::int64_t t0, std::int64_t t1, std::size_t near) {
   const auto* o = r_.in_->origin;
-  if (o == nullptr) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, near);
-  // A merged view: the location's own window (`near` is a view index).
+  if (o == nullptr && location == r_.in_->location) return time_map_in(*r_.in_->events, *r_.in_->annot, t0, t1, near);
+  // A merged view, or another thread than the view's (the critical path
+  // through an OpenMP barrier): the location's own window (`near` is a
+  // view index).
   const auto l = static_cast<std::size_t>(location);
   const auto& lw = r_.in_->locations;
   if (location < 0 || l >= lw.size() || lw[l].first == nullptr) return {};
-  near = near < o->size() && (*o)[near] == location ? (*r_.in_->origin_index)[near] : static_cast<std::size_t>(-1);
+  near = o != nullptr && near < o->size() && (*o)[near] == location ? (*r_.in_->origin_index)[near]
+                                                                    : static_cast<std::size_t>(-1);
   return time_map_in(*lw[l].first, *lw[l].second, t0, t1, near);
 }
 

@@ -26,6 +26,11 @@
 // from different ends meet quickly in practice); MPI_Finalize ends with a
 // synchronizing cut, so every epoch is booked by then.  Pieces are booked
 // into the epoch that resolves them (the run's totals are exact).
+//
+// Threads.  A segment on a thread that waited at an OpenMP barrier runs,
+// over its interval before that barrier, on the team's last thread to
+// arrive (BarrierPassFinding, omp_barrier.cpp): the thread's own waiting is
+// never on the path, the last thread's work is.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -64,7 +69,11 @@ Mask mask_of(const std::array<double, kMaxLanes>& v) { return join_mask(v.data()
 
 class CriticalPath final : public Pattern, public SyncHandler {
  public:
-  void subscribe(Dispatch& d) override { d.on_sync(this); }
+  void subscribe(Dispatch& d) override {
+    d.on_sync(this);
+    d.on_finding(this, &CriticalPath::on_barrier_pass);
+  }
+  void on_epoch_end(ReplayContext&) override { passes_.clear(); }
   // The candidates a waiting rank hands over depend on what reached it at
   // its later points: symbolic.
   int lanes() const override { return 2; }
@@ -141,10 +150,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (const Segment& g : segments_) {
       const Mask m = mask(g.begin, g.end);
       if (m == 0) continue;
-      const TimeMap tm = ctx.time_map_on(g.location, g.t0, g.t1);
-      for (std::size_t i = 0; i < tm.callpaths.size(); ++i) {
-        pieces_.push_back({m, g.location, tm.callpaths[i], tm.seconds[i]});
-      }
+      add_pieces(ctx, m, g.location, g.t0, g.t1);
     }
     segments_.clear();
     std::map<int, Mask> held_before;
@@ -289,6 +295,36 @@ class CriticalPath final : public Pattern, public SyncHandler {
     // keep the rest for the epochs to come.
     while (!pending_.empty() && pending_.front().end_holder) pending_.pop_front();
   }
+
+  // OpenMP barriers some thread waited at in this epoch, by that thread, in
+  // time order.
+  void on_barrier_pass(const BarrierPassFinding& f, ReplayContext&) {
+    auto& v = passes_[f.location];
+    const auto at = std::upper_bound(v.begin(), v.end(), f.begin,
+                                     [](std::int64_t t, const BarrierPassFinding& p) { return t < p.begin; });
+    v.insert(at, f);
+  }
+  // The pieces of the path over [t0, t1) on `location`: its own time, but
+  // the last thread's where it waited at an OpenMP barrier.
+  void add_pieces(SyncContext& ctx, Mask m, int location, std::int64_t t0, std::int64_t t1) {
+    auto add = [&](int l, std::int64_t a, std::int64_t b) {
+      if (b <= a) return;
+      const TimeMap tm = ctx.time_map_on(l, a, b);
+      for (std::size_t i = 0; i < tm.callpaths.size(); ++i) pieces_.push_back({m, l, tm.callpaths[i], tm.seconds[i]});
+    };
+    std::int64_t t = t0;
+    if (const auto it = passes_.find(location); it != passes_.end()) {
+      for (const BarrierPassFinding& p : it->second) {
+        if (p.end <= t || p.begin >= t1) continue;
+        const std::int64_t b = std::max(p.begin, t), e = std::min(p.end, t1);
+        add(location, t, b);
+        add(p.last, b, e);
+        t = e;
+      }
+    }
+    add(location, t, t1);
+  }
+  std::map<int, std::vector<BarrierPassFinding>> passes_;
 
   // The candidates this rank holds at the walk's position are the sum of
   // the increments since its last hand-over (incs_[run_, end)): one per

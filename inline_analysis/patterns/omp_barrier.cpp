@@ -17,7 +17,9 @@
 // Long-term: each second of L's MPI waiting there caused
 // sum_T w_T / (sum d + w) seconds of barrier waiting; delay_costs.cpp passes
 // that on to the MPI wait's cause (BarrierCauseFinding, lane OmpBarrier:
-// delay_ompbarrier_longterm).  Nested teams are not analyzed here.
+// delay_ompbarrier_longterm).  The critical path moves to L over T's
+// interval (BarrierPassFinding, critical_path.cpp).  Nested teams are not
+// analyzed here.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -82,6 +84,7 @@ class OmpBarrier final : public Pattern {
   struct Member {
     int location = 0;
     std::int64_t start = 0, enter = 0;  // its interval, ns
+    std::int64_t leave = 0;             // the barrier's end
     std::int64_t wait = 0;              // ns waited in the barrier (tasks run there excluded)
     Profile profile;                    // its interval's time by call path
   };
@@ -140,7 +143,7 @@ class OmpBarrier final : public Pattern {
     } else if ((g == OmpGroup::ImplicitBarrier || g == OmpGroup::ExplicitBarrier) && t.team != 0 &&
                t.barrier == kNoCallpath && task_of(ctx, cp) == t.task) {
       t.barrier = cp;
-      t.at = {ctx.location(), t.start, now, 0, std::move(t.profile)};
+      t.at = {ctx.location(), t.start, now, 0, 0, std::move(t.profile)};
       t.profile.clear();
     }
   }
@@ -150,6 +153,7 @@ class OmpBarrier final : public Pattern {
     const auto now = static_cast<std::int64_t>(e.time);
     charge(ctx, t, cp, now);
     if (cp == t.barrier) {
+      t.at.leave = now;
       Instance& inst = pending_[{t.team, t.ordinal++}];
       if (inst.members.empty()) inst.epoch = ctx.epoch();
       inst.size = t.size;
@@ -211,6 +215,8 @@ class OmpBarrier final : public Pattern {
         d[i] = secs(std::max<std::int64_t>(mine[i].second - theirs, 0));
         sum_d += d[i];
       }
+      // On the critical path T's time up to the barrier's end is L's.
+      ctx.publish(BarrierPassFinding{T.location, L.location, T.start, T.leave});
       const double denom = sum_d + secs(w);
       if (denom <= 0) continue;
       const double scale = secs(T.wait) / denom;

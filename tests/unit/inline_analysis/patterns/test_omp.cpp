@@ -173,3 +173,44 @@ TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass 
   CHECK(res[1].get(Metric::delay_ompbarrier) + res[0].get(Metric::delay_ompbarrier_longterm) ==
         Approx(1.3).margin(1e-9));
 }
+
+TEST_CASE("the critical path runs through the last thread to reach an OpenMP barrier", "[omp][barrier][critical_path]") {
+  // Rank 0, a team of 2 (id 3) over 0-1.1: the master computes kSolve
+  // 0.1-0.3 and waits at the barrier 0.3-1.0; thread 1 computes kWork
+  // 0.1-1.0 and reaches it last.  Then the master computes kSolve alone to
+  // 1.5 and enters an MPI_Barrier last (rank 1 computes until 1.4): the
+  // path ends on rank 0.
+  auto r = make_ranks(2);
+  const auto c = constructs(r[0]);
+  r[0].enter(0.0, c.parallel);
+  r[0].enter(0.1, c.task, 2, 3);
+  r[0].region(0.1, 0.3, kSolve);
+  r[0].enter(0.3, c.barrier);
+  r[0].region(0.3, 1.0, c.wait);
+  r[0].leave(1.0);
+  r[0].leave(1.05);
+  r[0].leave(1.1);
+  r[0].region(1.1, 1.5, kSolve);
+  r[0].on(1).enter(0.1, c.task, 2, 3);
+  r[0].region(0.1, 1.0, kWork);
+  r[0].region(1.0, 1.0, c.barrier);
+  r[0].leave(1.05);
+  r[0].leave(1.6);
+  r[0].on(0);
+  r[1].region(0.0, 1.4, kWork);
+  r[1].coll(1.4, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  r[0].coll(1.5, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(1.6);
+  const auto res = replay(r);
+  CHECK(res[0].get_at(0, Metric::omp_ebarrier_wait) == Approx(0.7).margin(1e-9));
+  CHECK(res[0].get_at(1, Metric::delay_ompbarrier, kWork) == Approx(0.7).margin(1e-9));
+  // Over the master's interval before the barrier (0.1-1.0) the path is
+  // thread 1's: its kWork, not the master's kSolve or waiting.
+  CHECK(res[0].get_at(1, Metric::critical_path, kWork) == Approx(0.9).margin(1e-9));
+  CHECK(res[0].get_at(0, Metric::critical_path, c.wait) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get_at(0, Metric::critical_path, kSolve) == Approx(0.4).margin(1e-9));
+  // It still tiles the run: 1.6 s.
+  CHECK(res[0].get_at(0, Metric::critical_path) + res[0].get_at(1, Metric::critical_path) ==
+        Approx(1.6).margin(1e-9));
+  CHECK(res[1].get(Metric::critical_path) == Approx(0.0).margin(1e-12));
+}
