@@ -76,6 +76,7 @@ struct Team {
 };
 Team g_teams[kTeams];
 std::atomic<std::uint64_t> g_next_team{1};
+std::atomic<unsigned long long> g_nested{0};  // teams begun inside a team (ompt.hpp)
 // The join of this thread's team once its wait ended after it (0: none).
 constinit thread_local std::uint64_t t_joined = 0;
 
@@ -91,6 +92,8 @@ constexpr std::uint64_t kStartedTask = kExplicitTask + 1;
 
 }  // namespace
 
+unsigned long long nested_teams() { return g_nested.load(std::memory_order_relaxed); }
+
 void on_thread_begin(ompt_thread_t, ompt_data_t*) {
   // The location starts here (its root region), not at its first construct.
   if (rt::recording() && rt::t_buffer == nullptr) rt::attach_thread();
@@ -99,6 +102,12 @@ void on_thread_begin(ompt_thread_t, ompt_data_t*) {
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel, unsigned int, int flags,
                        const void*) {
   if ((flags & ompt_parallel_league) != 0) return;
+  for (int k = 0; k < t_open.depth; ++k) {
+    if (t_open.at[k] == OmpConstruct::ImplicitTask) {
+      g_nested.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
   if (parallel != nullptr) {
     const std::uint64_t id = g_next_team.fetch_add(1, std::memory_order_relaxed);
     parallel->value = id;

@@ -10,6 +10,12 @@ namespace onlinews::ompt {
 // Whether an OpenMP runtime started onlinews as its OMPT tool.
 bool tool_started();
 
+// Parallel regions this process began inside another team's implicit task
+// (nested parallelism): recorded as their threads' regions, but not
+// analyzed as teams (idle threads, barrier delay costs and the critical
+// path through barriers look at outermost teams only).
+unsigned long long nested_teams();
+
 // At MPI_Finalize (rank 0): one line when the process runs OpenMP without
 // the tool (GCC's libgomp has no OMPT; OMP_TOOL=disabled), saying what is
 // not analyzed and how to get it.

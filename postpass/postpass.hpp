@@ -56,6 +56,7 @@ struct SummaryInput {
   std::uint64_t untracked_calls = 0;      // on communicators the tool does not track (time only)
   std::uint64_t other_thread_calls = 0;   // of threads other than the MPI thread (time only)
   std::uint64_t mixed_communicators = 0;  // used by such threads: their messages are not analyzed
+  std::uint64_t omp_nested_teams = 0;     // nested OpenMP parallel regions (not analyzed as teams)
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
   int skipped_epochs = 0;

@@ -174,6 +174,12 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.other_thread_calls),
         static_cast<unsigned long long>(in.mixed_communicators), in.mixed_communicators == 1 ? "" : "s");
   }
+  if (in.omp_nested_teams > 0) {
+    say(os, "onlinews: %llu nested OpenMP parallel region%s: %s threads' time is recorded, but nested teams are "
+        "not analyzed (idle threads, barrier delay costs and the critical path see outermost teams only)\n",
+        static_cast<unsigned long long>(in.omp_nested_teams), in.omp_nested_teams == 1 ? "" : "s",
+        in.omp_nested_teams == 1 ? "its" : "their");
+  }
   if (in.untracked_calls > 0) {
     say(os, "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators) were "
         "recorded as time only\n",

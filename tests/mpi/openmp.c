@@ -35,7 +35,10 @@
  *              0.3 s on rank 0 and 0.05 s on rank 1; then rank 0's master
  *              sends to rank 1's, which waits 0.25 s in MPI_Recv while its
  *              3 workers sit idle (seed 000 §7: the kernel's delay costs
- *              are the wait and that idleness). */
+ *              are the wait and that idleness).
+ *   nested     2 levels active: an outer team of 2 whose threads each run
+ *              an inner team of 2 that sleeps 0.1 s in "inner" (2 nested
+ *              teams per rank; not analyzed as teams, counted). */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -171,6 +174,15 @@ static void latesender(void) {
   }
 }
 
+static void nested(void) {
+  omp_set_max_active_levels(2);
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp parallel num_threads(2)
+    region_sleep("inner", 0.1);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   const char* mode = argc > 1 ? argv[1] : "imbalance";
@@ -189,6 +201,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "nestlock") == 0) nestlock();
   if (strcmp(mode, "hybrid") == 0) hybrid();
   if (strcmp(mode, "latesender") == 0) latesender();
+  if (strcmp(mode, "nested") == 0) nested();
   if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
