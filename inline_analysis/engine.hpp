@@ -128,9 +128,13 @@ struct Analyzer::Impl {
   // locations' windows, their annotations refreshed and copied again.
   void write_back_view(std::vector<LocationWindow>& windows);
   // Patterns of the "time" group walk every location's window; the others
-  // walk the MPI view (time_dispatch / dispatch).
-  Dispatch time_dispatch;
-  Dispatch both_dispatch;  // the event handlers of both, time first
+  // walk the MPI view (time_dispatch / dispatch).  Patterns of the "omp"
+  // group walk every window too, once the rank has shown a team (an Enter
+  // that names one: omp_seen, sticky), so that programs without OpenMP do
+  // not pay for them.
+  Dispatch time_dispatch, omp_dispatch, time_omp_dispatch;
+  Dispatch both_dispatch, both_omp_dispatch;  // the event handlers of the view's walk, time first
+  bool omp_seen = false;
   std::uint64_t next_post_seq = 0;
   FlatMap<std::uint32_t, OpenRecv> open_recvs;
   FlatMap<std::uint32_t, OpenSend> open_sends;

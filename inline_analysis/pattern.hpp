@@ -114,7 +114,7 @@ class Pattern {
 
 struct PatternEntry {
   const char* name;   // selects it in ONLINEWS_ANALYSES
-  const char* group;  // "time", "p2p", "collective", "rma" or "rootcause"
+  const char* group;  // "time", "omp" (both always on, walk every thread), "p2p", "collective", "rma" or "rootcause"
   std::unique_ptr<Pattern> (*make)();
 };
 // The registration table (patterns/pattern_table.cpp).

@@ -16,7 +16,7 @@ const RegionDef* ReplayContext::region() const {
 }
 
 bool selected(const std::vector<std::string>& selection, const char* name, const char* group) {
-  if (std::strcmp(group, "time") == 0) return true;
+  if (std::strcmp(group, "time") == 0 || std::strcmp(group, "omp") == 0) return true;
   for (const auto& s : selection) {
     if (s == "all" || s == name || s == group) return true;
   }
@@ -72,20 +72,27 @@ Analyzer::Impl::Impl(const Definitions& d, AnalysisOptions o) : defs(d), options
   });
   for (const auto& entry : pattern_table()) {
     if (!selected(options.selection, entry.name, entry.group)) continue;
-    const bool time = std::strcmp(entry.group, "time") == 0;
+    const bool time = std::strcmp(entry.group, "time") == 0, omp = std::strcmp(entry.group, "omp") == 0;
     patterns.push_back(entry.make());
-    patterns.back()->subscribe(time ? time_dispatch : dispatch);
-    (time ? time_patterns : comm_patterns).push_back(patterns.back().get());
+    patterns.back()->subscribe(time ? time_dispatch : omp ? omp_dispatch : dispatch);
+    (time || omp ? time_patterns : comm_patterns).push_back(patterns.back().get());
     pattern_names.emplace_back(entry.name);
   }
   dispatch.take_findings(time_dispatch);
+  dispatch.take_findings(omp_dispatch);
   // Both walks in one pass over a location's window that is the MPI view:
-  // one handler list per event.
+  // one handler list per event.  The same with the OpenMP patterns.
   for (const Phase ph : {Phase::Forward, Phase::Backward}) {
     for (int k = 0; k < kEventKindCount; ++k) {
       const auto kind = static_cast<EventKind>(k);
+      for (const auto* d : {&time_dispatch, &omp_dispatch}) {
+        for (const auto& h : d->handlers(ph, kind)) time_omp_dispatch.on_event(ph, kind, h);
+      }
       for (const auto* d : {&time_dispatch, &dispatch}) {
         for (const auto& h : d->handlers(ph, kind)) both_dispatch.on_event(ph, kind, h);
+      }
+      for (const auto* d : {&time_dispatch, &omp_dispatch, &dispatch}) {
+        for (const auto& h : d->handlers(ph, kind)) both_omp_dispatch.on_event(ph, kind, h);
       }
     }
   }
@@ -123,6 +130,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     EventAnnotation& a = st.annot[i];
     if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) st.window_mpi = true;
     if (e.kind == EventKind::Enter) {
+      omp_seen = omp_seen || e.team() != 0;
       const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
       const std::uint32_t cp = callpaths.child(parent, e.region());
       st.stack.push_back({cp, t, next_frame++});
@@ -171,7 +179,9 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
     LocationState& st = loc(w.location);
     ctx.set_location(w.location, &w.events, &st.annot, &st.links, &st.marks);
     ctx.set_origin(w.location == kViewLocation ? &view_loc : nullptr);
-    const Dispatch& handlers = !with_comm ? time_dispatch : with_time ? both_dispatch : dispatch;
+    const Dispatch& handlers = !with_comm ? (omp_seen ? time_omp_dispatch : time_dispatch)
+                               : with_time ? (omp_seen ? both_omp_dispatch : both_dispatch)
+                                           : dispatch;
     const std::size_t n = w.events.size();
     for (std::size_t k = 0; k < n; ++k) {
       if ((k & 255) == 255) co_await sched.slice();
@@ -195,7 +205,7 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
       }
     }
   };
-  const bool time = time_dispatch.any(ph);
+  const bool time = (omp_seen ? time_omp_dispatch : time_dispatch).any(ph);
   for (auto& w : windows) {
     const bool with_comm = comm && &w == view;
     if (time || with_comm) co_await pass(w, time, with_comm);

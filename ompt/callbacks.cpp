@@ -108,14 +108,16 @@ void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel,
       break;
     }
   }
+  std::uint64_t id = 0;
   if (parallel != nullptr) {
-    const std::uint64_t id = g_next_team.fetch_add(1, std::memory_order_relaxed);
+    id = g_next_team.fetch_add(1, std::memory_order_relaxed);
     parallel->value = id;
     Team& team = g_teams[id % kTeams];
     team.join.store(0, std::memory_order_relaxed);
     team.id.store(id, std::memory_order_release);
   }
-  enter(OmpConstruct::Parallel);
+  // (The fork names its team too: the analysis tells team events by it.)
+  enter(OmpConstruct::Parallel, 0, id);
 }
 void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int flags, const void*) {
   if ((flags & ompt_parallel_league) != 0) return;

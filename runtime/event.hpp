@@ -93,7 +93,8 @@ struct Event {
   // (payload_of() says which one a kind has).
   std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
   std::int32_t team_size() const { return tag; }  // Region, of an OpenMP implicit task (0: not known)
-  std::uint64_t team() const { return bytes; }     // ... its team's id, unique in the process (0: not known)
+  std::uint64_t team() const { return bytes; }     // ... its team's id, unique in the process (0: not known);
+                                                   // also of a parallel construct (the team it forks)
   std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
   std::int32_t target() const { return peer; }      // Rma, RmaSync: the target's rank in the window (-1: all)
   std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent

@@ -116,23 +116,20 @@ class OmpBarrier final : public Pattern {
     if (t.team == 0 || cp == kNoCallpath || last == INT64_MIN || now <= last) return;
     if (t.barrier == kNoCallpath) {
       add_to(t.profile, cp, now - last);
-    } else if (omp_group_of(ctx, cp) == OmpGroup::Wait) {
+    } else if (roles_.of(ctx, cp).group == OmpGroup::Wait) {
       t.at.wait += now - last;
     }
   }
-  // The implicit task `cp` lies in (its nearest), kNoCallpath if none.
-  std::uint32_t task_of(const ReplayContext& ctx, std::uint32_t cp) const {
-    for (std::uint32_t c = cp; c != kNoCallpath; c = ctx.callpaths().node(c).parent) {
-      if (omp_group_of(ctx, c) == OmpGroup::Team) return c;
-    }
-    return kNoCallpath;
-  }
   void on_enter(const Event& e, ReplayContext& ctx) {
     Thread& t = thread(ctx.location());
+    // (Outside a team only an implicit task's Enter, which names its team, matters.)
+    if (t.team == 0 && e.team() == 0) return;
+    seen_team_ = true;
     const std::uint32_t cp = ctx.callpath();
     const auto now = static_cast<std::int64_t>(e.time);
     charge(ctx, t, ctx.callpaths().node(cp).parent, now);
-    const OmpGroup g = omp_group_of(ctx, cp);
+    const OmpRole role = roles_.of(ctx, cp);
+    const OmpGroup g = role.group;
     if (g == OmpGroup::Team && t.team == 0 && e.team() != 0) {
       t.team = e.team();
       t.size = e.team_size();
@@ -141,7 +138,7 @@ class OmpBarrier final : public Pattern {
       t.start = now;
       t.profile.clear();
     } else if ((g == OmpGroup::ImplicitBarrier || g == OmpGroup::ExplicitBarrier) && t.team != 0 &&
-               t.barrier == kNoCallpath && task_of(ctx, cp) == t.task) {
+               t.barrier == kNoCallpath && role.task == t.task) {
       t.barrier = cp;
       t.at = {ctx.location(), t.start, now, 0, 0, std::move(t.profile)};
       t.profile.clear();
@@ -149,6 +146,7 @@ class OmpBarrier final : public Pattern {
   }
   void on_leave(const Event& e, ReplayContext& ctx) {
     Thread& t = thread(ctx.location());
+    if (t.team == 0) return;
     const std::uint32_t cp = ctx.callpath();
     const auto now = static_cast<std::int64_t>(e.time);
     charge(ctx, t, cp, now);
@@ -169,7 +167,7 @@ class OmpBarrier final : public Pattern {
 
   // MPI wait states (their call's enter, on the thread that waited).
   void note_wait(const ReplayContext& ctx, int loc, double wait) {
-    if (wait > 0) mpi_waits_[loc].push_back({ctx.region_enter(), ctx.callpath(), static_cast<std::int64_t>(wait * 1e9)});
+    if (wait > 0 && seen_team_) mpi_waits_[loc].push_back({ctx.region_enter(), ctx.callpath(), static_cast<std::int64_t>(wait * 1e9)});
   }
   void on_late_sender(const LateSenderFinding& f, ReplayContext& ctx) { note_wait(ctx, f.location, f.wait); }
   void on_late_receiver(const LateReceiverFinding& f, ReplayContext& ctx) { note_wait(ctx, f.location, f.wait); }
@@ -181,7 +179,7 @@ class OmpBarrier final : public Pattern {
     std::uint64_t& k = keys_[cp];
     if (k == 0) {
       std::uint64_t h = 1469598103934665603ull;
-      for (std::uint32_t c = cp; c != kNoCallpath && omp_group_of(ctx, c) != OmpGroup::Team;
+      for (std::uint32_t c = cp; c != kNoCallpath && roles_.of(ctx, c).group != OmpGroup::Team;
            c = ctx.callpaths().node(c).parent) {
         h = (h ^ ctx.callpaths().node(c).region) * 1099511628211ull;
       }
@@ -228,10 +226,12 @@ class OmpBarrier final : public Pattern {
     if (w > 0 && factor > 0) ctx.publish(BarrierCauseFinding{L.location, L.start, L.enter, factor});
   }
 
+  bool seen_team_ = false;       // (MPI waits matter only once there are teams)
   std::vector<Thread> threads_;  // per location
   std::map<std::pair<std::uint64_t, std::uint32_t>, Instance> pending_;  // (team, ordinal)
   std::map<int, std::vector<MpiWait>> mpi_waits_;
   std::vector<std::uint64_t> keys_;  // per call path (0: not computed)
+  OmpRoles roles_;
 };
 
 }  // namespace

@@ -59,12 +59,16 @@ class OmpIdle final : public Pattern {
 
  private:
   void on_enter(const Event& e, ReplayContext& ctx) {
-    const std::uint32_t cp = ctx.callpath();
-    const OmpGroup g = omp_group_of(ctx, cp);
     const int loc = ctx.location();
+    // (A thread other than the master matters only at an implicit task or
+    // a fork, which name their team.)
+    if (loc != master_ && e.team() == 0) return;
+    const std::uint32_t cp = ctx.callpath();
+    const OmpRole role = roles_.of(ctx, cp);
+    const OmpGroup g = role.group;
     if (loc != master_) {
-      if (g == OmpGroup::Team && worker_task(ctx, cp)) add_worker(loc);
-      if (master_ >= 0 || g != OmpGroup::Management || in_team(ctx, cp)) return;
+      if (role.worker_task) add_worker(loc);
+      if (master_ >= 0 || g != OmpGroup::Management || role.in_team()) return;
       master_ = loc;  // its first fork outside any team
       last_ = static_cast<std::int64_t>(e.time);
       workers_.erase(std::remove(workers_.begin(), workers_.end(), loc), workers_.end());
@@ -81,7 +85,7 @@ class OmpIdle final : public Pattern {
     if (ctx.location() != master_) return;
     const std::uint32_t cp = ctx.callpath();
     charge(ctx, cp, static_cast<std::int64_t>(e.time));
-    if (omp_group_of(ctx, cp) == OmpGroup::Management && depth_ > 0) --depth_;
+    if (roles_.of(ctx, cp).group == OmpGroup::Management && depth_ > 0) --depth_;
   }
 
   // The master's time since its previous Enter/Leave was spent at `cp`.
@@ -119,6 +123,7 @@ class OmpIdle final : public Pattern {
   using Key = std::tuple<std::uint32_t, int, int, int>;
   std::map<Key, std::int64_t> pending_;
   std::map<Key, std::int64_t>::iterator cached_ = pending_.end();
+  OmpRoles roles_;
 };
 
 }  // namespace

@@ -35,8 +35,8 @@ std::unique_ptr<Pattern> make_critical_path();
 const std::vector<PatternEntry>& pattern_table() {
   static const std::vector<PatternEntry> table = {
       {"time", "time", make_time_visits},
-      {"omp_idle_threads", "time", make_omp_idle},
-      {"delay_ompbarrier", "time", make_omp_barrier},
+      {"omp_idle_threads", "omp", make_omp_idle},
+      {"delay_ompbarrier", "omp", make_omp_barrier},
       {"mpi_latesender", "p2p", make_late_sender},
       {"mpi_latesender_wo", "p2p", make_wrong_order},
       {"mpi_latereceiver", "p2p", make_late_receiver},

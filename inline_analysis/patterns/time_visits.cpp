@@ -75,15 +75,18 @@ class TimeVisits final : public Pattern {
   // computed once per call path.
   struct Chain {
     std::int16_t m[8];
-    std::int8_t n = -1;  // -1: not computed yet
-    bool team = false;   // inside an implicit task
+    std::int8_t n = -1;        // -1: not computed yet
+    bool team = false;         // inside an implicit task
+    bool worker_task = false;  // entering it makes the thread a worker (omp_roles.hpp)
   };
   const Chain& chain(const ReplayContext& ctx, std::uint32_t cp) {
     if (cp >= chains_.size()) chains_.resize(cp + 64);
     Chain& c = chains_[cp];
     if (c.n < 0) {
       c.n = 0;
-      c.team = in_team(ctx, cp);
+      const OmpRole role = roles_.of(ctx, cp);
+      c.team = role.in_team();
+      c.worker_task = role.worker_task;
       for (int i = idx(category_of(ctx, cp)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
         c.m[c.n++] = static_cast<std::int16_t>(i);
       }
@@ -93,20 +96,20 @@ class TimeVisits final : public Pattern {
   // Time since the location's previous Enter/Leave belongs to `cp`.
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
     const auto loc = static_cast<std::size_t>(ctx.location());
-    if (loc >= last_.size()) {
-      last_.resize(loc + 1, kNever);
-      worker_.resize(loc + 1, false);
-    }
-    std::int64_t& last = last_[loc];
-    if (cp != kNoCallpath && last != kNever && now > last) {
+    if (loc >= locs_.size()) locs_.resize(loc + 1);
+    Loc& l = locs_[loc];
+    if (cp != kNoCallpath && l.last != kNever && now > l.last) {
       const Chain& c = chain(ctx, cp);
-      if (c.team || !worker_[loc]) ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - last));
+      if (c.team || !l.worker) ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - l.last));
     }
-    last = now;
+    l.last = now;
   }
   void on_enter(const Event& e, ReplayContext& ctx) {
     charge(ctx, ctx.callpaths().node(ctx.callpath()).parent, static_cast<std::int64_t>(e.time));
-    if (worker_task(ctx, ctx.callpath())) worker_[static_cast<std::size_t>(ctx.location())] = true;
+    // (An implicit task's Enter names its team.)
+    if (e.team() != 0 && chain(ctx, ctx.callpath()).worker_task) {
+      locs_[static_cast<std::size_t>(ctx.location())].worker = true;
+    }
     ctx.add(Metric::visits, 1.0);
   }
   void on_leave(const Event& e, ReplayContext& ctx) {
@@ -114,9 +117,13 @@ class TimeVisits final : public Pattern {
   }
 
   static constexpr std::int64_t kNever = INT64_MIN;
-  std::vector<std::int64_t> last_;  // per location, persists across epochs
-  std::vector<bool> worker_;        // per location: a worker of some team (persists)
-  std::vector<Chain> chains_;       // per call path (call-path ids are stable)
+  struct Loc {
+    std::int64_t last = kNever;  // the previous Enter/Leave
+    bool worker = false;         // a worker of some team
+  };
+  std::vector<Loc> locs_;      // per location, persists across epochs
+  std::vector<Chain> chains_;  // per call path (call-path ids are stable)
+  OmpRoles roles_;
 };
 
 }  // namespace

@@ -107,7 +107,7 @@ TEST_CASE("OpenMP barrier waits: tasks run while waiting are not waiting; a work
   const auto wait = omp("!$omp wait", OmpGroup::Wait);
   const auto explicit_task = omp("!$omp task", OmpGroup::Work);
   const auto idle = omp("!$omp idle", OmpGroup::Idle);
-  r[0].enter(0.0, task);
+  r[0].enter(0.0, task, 4, 1);  // (a team of 4, id 1, as recorded)
   r[0].enter(1.0, ebarrier);
   r[0].region(1.5, 3.0, wait);
   r[0].leave(3.0);

@@ -33,13 +33,15 @@ Constructs constructs(VRank& v) {
 // t0 + 0.1, kWork inside), joined at t1; `workers` run their implicit
 // tasks over the same span.
 void team(VRank& v, const Constructs& c, double t0, double t1, int size, std::initializer_list<int> workers) {
-  v.on(0).enter(t0, c.parallel);
-  v.enter(t0 + 0.1, c.task, size);
+  static std::uint64_t next_id = 100;  // (the fork and the implicit tasks name their team, as recorded)
+  const std::uint64_t id = ++next_id;
+  v.on(0).enter(t0, c.parallel, 0, id);
+  v.enter(t0 + 0.1, c.task, size, id);
   v.region(t0 + 0.1, t1 - 0.1, kWork);
   v.leave(t1 - 0.1);
   v.leave(t1);
   for (int w : workers) {
-    v.on(w).enter(t0 + 0.1, c.task, size);
+    v.on(w).enter(t0 + 0.1, c.task, size, id);
     v.region(t0 + 0.1, t1 - 0.1, kWork);
     v.leave(t1 - 0.1);
   }
@@ -139,7 +141,7 @@ TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass 
   r[0].region(0.0, 1.2, kWork);
   r[0].send(1.2, 1.21, 1);
   r[0].leave(2.0);
-  r[1].enter(0.0, c.parallel);
+  r[1].enter(0.0, c.parallel, 0, 7);
   r[1].enter(0.0, c.task, 2, 7);
   r[1].recv(0.1, 1.21, 0);
   r[1].region(1.21, 1.5, kSolve);
@@ -182,7 +184,7 @@ TEST_CASE("the critical path runs through the last thread to reach an OpenMP bar
   // path ends on rank 0.
   auto r = make_ranks(2);
   const auto c = constructs(r[0]);
-  r[0].enter(0.0, c.parallel);
+  r[0].enter(0.0, c.parallel, 0, 3);
   r[0].enter(0.1, c.task, 2, 3);
   r[0].region(0.1, 0.3, kSolve);
   r[0].enter(0.3, c.barrier);
