@@ -123,6 +123,7 @@ struct PairSyncFinding {
 struct IdlePhaseFinding {
   static constexpr FindingKind kKind = FindingKind::IdlePhase;
   int location = 0;         // the master thread
+  std::uint32_t callpath = 0;  // where it was
   std::int64_t begin = 0;   // ns
   std::int64_t end = 0;     // ns
   int idle_threads = 0;

@@ -181,6 +181,13 @@ class ReplayContext {
   std::uint32_t callpath() const { return (*annot_)[index_].callpath; }
   std::uint32_t frame() const { return (*annot_)[index_].frame; }
   std::int64_t region_enter() const { return (*annot_)[index_].enter; }
+  // ... of event `i` of the same window (kNoCallpath / 0 if out of range).
+  std::uint32_t callpath_at(std::size_t i) const {
+    return annot_ != nullptr && i < annot_->size() ? (*annot_)[i].callpath : kNoCallpath;
+  }
+  std::int64_t region_enter_at(std::size_t i) const {
+    return annot_ != nullptr && i < annot_->size() ? (*annot_)[i].enter : 0;
+  }
   std::int64_t region_leave() const { return (*annot_)[index_].leave; }
   const RegionDef* region() const;  // the enclosing region
   const Definitions& defs() const { return *s_.defs; }

@@ -27,13 +27,13 @@ struct Open {
 };
 constinit thread_local Open t_open{};
 
-void enter(OmpConstruct c, std::int32_t team_size = 0, std::uint64_t team = 0) {
+void enter(OmpConstruct c, std::int32_t team_size = 0, std::uint64_t team = 0, std::uint8_t flags = 0) {
   if (!rt::recording()) return;
   if (t_open.depth == kDepth) {
     ++t_open.overflow;
     return;
   }
-  rt::record_enter(rt::raw_now(), rt::omp_region(c), team_size, team);
+  rt::record_enter(rt::raw_now(), rt::omp_region(c), team_size, team, flags);
   t_open.at[t_open.depth++] = c;
 }
 // Leaves `c` at `at` (raw clock; 0: now).
@@ -73,6 +73,7 @@ void scope(ompt_scope_endpoint_t endpoint, OmpConstruct c, std::uint64_t end_at 
 constexpr std::size_t kTeams = 1024;
 struct Team {
   std::atomic<std::uint64_t> id{0}, join{0};
+  std::atomic<bool> nested{false};  // forked inside another team's implicit task
 };
 Team g_teams[kTeams];
 std::atomic<std::uint64_t> g_next_team{1};
@@ -99,25 +100,24 @@ void on_thread_begin(ompt_thread_t, ompt_data_t*) {
   if (rt::recording() && rt::t_buffer == nullptr) rt::attach_thread();
 }
 
-void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel, unsigned int, int flags,
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel, unsigned int requested, int flags,
                        const void*) {
   if ((flags & ompt_parallel_league) != 0) return;
-  for (int k = 0; k < t_open.depth; ++k) {
-    if (t_open.at[k] == OmpConstruct::ImplicitTask) {
-      g_nested.fetch_add(1, std::memory_order_relaxed);
-      break;
-    }
-  }
+  bool nested = false;
+  for (int k = 0; k < t_open.depth && !nested; ++k) nested = t_open.at[k] == OmpConstruct::ImplicitTask;
+  // (A nested region the runtime serializes, a team of 1, is no team.)
+  if (nested && requested > 1) g_nested.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t id = 0;
   if (parallel != nullptr) {
     id = g_next_team.fetch_add(1, std::memory_order_relaxed);
     parallel->value = id;
     Team& team = g_teams[id % kTeams];
     team.join.store(0, std::memory_order_relaxed);
+    team.nested.store(nested, std::memory_order_relaxed);
     team.id.store(id, std::memory_order_release);
   }
   // (The fork names its team too: the analysis tells team events by it.)
-  enter(OmpConstruct::Parallel, 0, id);
+  enter(OmpConstruct::Parallel, 0, id, nested ? evflag::kNestedTeam : 0);
 }
 void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int flags, const void*) {
   if ((flags & ompt_parallel_league) != 0) return;
@@ -136,9 +136,13 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
   if (endpoint == ompt_scope_begin) {
     const std::uint64_t team = parallel != nullptr ? parallel->value : 0;
     if (task != nullptr) task->value = team;
+    const Team& slot = g_teams[team % kTeams];
+    const bool nested = team != 0 && slot.id.load(std::memory_order_acquire) == team &&
+                        slot.nested.load(std::memory_order_relaxed);
     // (The team's size and id: idle threads, omp_idle.cpp; barrier
     // instances, omp_barrier.cpp.)
-    return enter(OmpConstruct::ImplicitTask, static_cast<std::int32_t>(actual), team);
+    return enter(OmpConstruct::ImplicitTask, static_cast<std::int32_t>(actual), team,
+                 nested ? evflag::kNestedTeam : 0);
   }
   const std::uint64_t joined = t_joined;
   t_joined = 0;

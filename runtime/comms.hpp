@@ -11,6 +11,9 @@
 // initialized MPI; under MPI_THREAD_MULTIPLE, lookup(), mark_freed(),
 // rec() and retire_freed() need a SharedGuard (shared_guard.hpp), and so do
 // add()'s own table updates (it takes the guard itself, after its MPI calls).
+// Records never move (their capacity is reserved): a reference rec() gave
+// stays valid after the guard, and a record's cut-pacing fields belong to
+// the thread calling collectives on it (MPI orders those per communicator).
 // The "mixed" flags are atomics any thread may set.
 #pragma once
 #include <mpi.h>
@@ -43,7 +46,7 @@ struct CommRecord {
   std::uint64_t decision_every = 1;
   std::uint64_t last_decision_ns = 0;
   std::uint64_t collectives_since_epoch = 0;  // eligible collectives seen by decisions since the last epoch
-  std::uint64_t epochs_seen = 0;              // CommRegistry::epochs() when that count started
+  std::uint64_t epochs_seen = 0;              // epochs cut (agreed by the decision) when that count started
 };
 
 class CommRegistry {

@@ -14,6 +14,7 @@
 
 #include "mpi_transport.hpp"
 #include "regions.hpp"
+#include "shared_guard.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
@@ -53,7 +54,12 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   if (sp == nullptr || !g_recording.load(std::memory_order_relaxed)) return;
   const bool mpi_thread = on_mpi_thread();
   State& s = *sp;
-  CommRecord& r = s.comms.rec(comm_id);
+  CommRecord* rp = nullptr;
+  {
+    SharedGuard guard;  // (records never move: the reference outlives the guard)
+    rp = &s.comms.rec(comm_id);
+  }
+  CommRecord& r = *rp;
   if (!r.spans_world || r.decide == MPI_COMM_NULL) return;
   const bool test_mode = s.cfg.epoch_seconds == 0.0;  // a cut at every eligible collective
   if (!test_mode && ++r.since_decision < r.decision_every) return;
@@ -65,25 +71,29 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   // [2] seconds the last `decision_every` collectives took, [3] 1 if a rank
   // cannot be cut now (it calls the collective from a thread other than the
   // MPI thread),
-  // [4] requested boundaries announced, [5] windows waiting for analysis.
-  double v[6] = {0, 0, 1e-9 * static_cast<double>(now_ns - r.last_decision_ns), 1.0, 0, 0};
+  // [4] requested boundaries announced, [5] windows waiting for analysis,
+  // [6] epochs cut so far (the fill rate counts since the last: agreed,
+  // since under MPI_THREAD_MULTIPLE a rank deciding on another thread may
+  // or may not have seen its MPI thread's latest cut).
+  double v[7] = {0, 0, 1e-9 * static_cast<double>(now_ns - r.last_decision_ns), 1.0, 0, 0, 0};
   if (mpi_thread) {
     v[0] = max_fill(s);
     v[1] = s.cuts->since_boundary();
     v[3] = 0.0;
     v[4] = static_cast<double>(s.cuts->requested_known());
     v[5] = static_cast<double>(s.pipeline->backlog());
+    v[6] = static_cast<double>(s.comms.epochs());
   }
   {
     ToolScope tool;
-    PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, r.decide);
+    PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_DOUBLE, MPI_MAX, r.decide);
   }
   // Identical inputs on every rank, so every rank computes the same N: often
   // enough for the time target, and often enough that the fullest buffer
   // cannot pass half full before the next decision (at the fill rate seen
   // since the last epoch).
-  if (r.epochs_seen != s.comms.epochs()) {
-    r.epochs_seen = s.comms.epochs();
+  if (r.epochs_seen != static_cast<std::uint64_t>(v[6])) {
+    r.epochs_seen = static_cast<std::uint64_t>(v[6]);
     r.collectives_since_epoch = 0;
   }
   r.collectives_since_epoch += r.since_decision;

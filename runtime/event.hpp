@@ -72,6 +72,9 @@ constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
 constexpr std::uint8_t kNoPrecede = 64;   // MPI_Win_fence with MPI_MODE_NOPRECEDE: closes no access epoch
 constexpr std::uint8_t kExclusiveLock = 128;  // MPI_Win_lock with MPI_LOCK_EXCLUSIVE
+// On the Enter of a parallel construct or implicit task (Enter has no other
+// flags): a team forked inside another team's implicit task.
+constexpr std::uint8_t kNestedTeam = 1;
 }  // namespace evflag
 
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
@@ -112,10 +115,12 @@ struct Event {
     request = static_cast<std::uint32_t>(b >> 32);
   }
 
-  static Event enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0) {
+  static Event enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0,
+                     std::uint8_t flags = 0) {
     Event e;
     e.time = t;
     e.kind = EventKind::Enter;
+    e.flags = flags;
     e.peer = static_cast<std::int32_t>(region);
     e.tag = team_size;
     e.bytes = team;

@@ -2,6 +2,7 @@
 // rank sends and receives (Score-P's conventions, so that values compare with
 // Scalasca's; docs/analyses.md), then the cut check.
 #include "hooks_common.hpp"
+#include "regions.hpp"
 
 namespace onlinews::rt {
 namespace {
@@ -84,10 +85,10 @@ void post_coll(Call& c, int rc) {
     std::uint64_t out = 0, in = 0;
     collective_bytes(c, d.size, d.my_rank, out, in);
     record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
-    const analysis::CollKind k = s->defs.regions[c.region].coll;
+    const analysis::CollKind k = mpi_coll_kind(c.region);
     eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
   } else if (rc == MPI_SUCCESS && c.decide_only && s != nullptr) {
-    const analysis::CollKind k = s->defs.regions[c.region].coll;
+    const analysis::CollKind k = mpi_coll_kind(c.region);
     eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
   }
   call_leave(t);

@@ -16,6 +16,7 @@ std::vector<analysis::RegionDef> g_all;      // every region, by id (guarded by 
 std::vector<std::string> g_filters;
 std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
 std::uint32_t g_omp_first = 0;  // OmpConstruct c is region g_omp_first + c
+std::vector<analysis::CollKind> g_mpi_coll;  // by MPI region id (set by init_regions)
 
 std::uint32_t add_locked(analysis::RegionDef def) {
   const auto id = static_cast<std::uint32_t>(g_all.size());
@@ -41,6 +42,8 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
   g_all.clear();
   g_users.clear();
   append_mpi_regions(g_all);
+  g_mpi_coll.clear();
+  for (const auto& r : g_all) g_mpi_coll.push_back(r.coll);
   using analysis::RegionKind;
   g_tool_analysis = add_locked({"onlinews_analysis", RegionKind::Tool, {}, {}, 0, "", 0});
   g_tool_decide = add_locked({"onlinews_cut_decision", RegionKind::Tool, {}, {}, 0, "", 0});
@@ -78,6 +81,10 @@ std::uint32_t user_region(const char* name) {
   ce.name = it->first.c_str();  // unordered_map keys never move
   ce.id = it->second;
   return ce.id;
+}
+
+analysis::CollKind mpi_coll_kind(std::uint32_t id) {
+  return id < g_mpi_coll.size() ? g_mpi_coll[id] : analysis::CollKind::None;
 }
 
 std::uint32_t omp_region(OmpConstruct c) { return g_omp_first + static_cast<std::uint32_t>(c); }

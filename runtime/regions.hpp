@@ -19,6 +19,11 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
 // hit a thread-local cache keyed by the string's address.
 std::uint32_t user_region(const char* name);
 
+// The collective kind of region `id` if it is an MPI function's (None
+// otherwise).  Read-only after init_regions: any thread may ask (the
+// definitions' table may grow under another thread's feet).
+analysis::CollKind mpi_coll_kind(std::uint32_t id);
+
 // OpenMP constructs (ompt/constructs.def), registered by init_regions.
 enum class OmpConstruct : std::uint8_t {
 #define ONLINEWS_OMP_CONSTRUCT(id, name, group) id,

@@ -44,8 +44,9 @@ ThreadBuffer* attach_thread();
   if (b == nullptr) b = attach_thread();
   if (b != nullptr) b->push(e);
 }
-inline void record_enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0) {
-  record(Event::enter(t, region, team_size, team));
+inline void record_enter(std::uint64_t t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0,
+                         std::uint8_t flags = 0) {
+  record(Event::enter(t, region, team_size, team, flags));
 }
 inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
 

@@ -22,7 +22,8 @@
 // k worker threads sat idle (IdlePhaseFinding, omp_idle.cpp), kept them idle
 // too: it passes k x wait on in the OmpIdle lane, which its cause charges as
 // delay_ompidle_longterm, and that much of the master's own delay_ompidle
-// (which omp_idle.cpp booked for all of its serial time) is taken back.
+// (booked here for all of its serial time, from those findings) is taken
+// back.
 // Likewise an MPI wait of the last thread to reach an OpenMP barrier, in
 // its interval before it, made the others wait there (BarrierCauseFinding,
 // omp_barrier.cpp): factor x wait in the OmpBarrier lane, charged to its
@@ -144,7 +145,10 @@ class DelayCosts final : public Pattern, public SyncHandler {
     const auto p = std::upper_bound(v.begin(), v.end(), t, [](std::int64_t x, const Stretch& f) { return x < f.end; });
     return p != v.end() && p->begin <= t ? p->value : 0;
   }
-  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext&) {
+  // The idleness is the master's code's cost first (delay_ompidle); its MPI
+  // waits there pass their part on (waiting_value).
+  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext& ctx) {
+    ctx.add_inclusive_at(Metric::delay_ompidle, f.location, f.callpath, f.idle_threads * secs(f.end - f.begin));
     add_stretch(idle_, f.location, {f.begin, f.end, static_cast<double>(f.idle_threads)});
   }
   void on_barrier_cause(const BarrierCauseFinding& f, ReplayContext&) {

@@ -52,21 +52,45 @@ class OmpBarrier final : public Pattern {
     d.on_finding(this, &OmpBarrier::on_collective);
   }
 
+  // An instance is explained once every member has entered and one has
+  // left (the release): a worker's end of the barrier that ends a parallel
+  // region comes only with the next fork (ompt/callbacks.cpp), often epochs
+  // later, and its wait is known before that.
   void on_walks_done(ReplayContext& ctx) override {
     for (auto it = pending_.begin(); it != pending_.end();) {
-      auto& inst = it->second;
-      if (static_cast<int>(inst.members.size()) >= inst.size) {
-        explain(inst, ctx);
-      } else if (ctx.epoch() - inst.epoch < kKeepEpochs) {
-        ++it;
-        continue;
+      Instance& inst = it->second;
+      bool all_left = static_cast<int>(inst.members.size()) >= inst.size;
+      std::int64_t release = INT64_MAX;
+      for (const Member& m : inst.members) {
+        if (m.left) release = std::min(release, m.leave);
+        all_left = all_left && m.left;
       }
-      it = pending_.erase(it);
+      if (!inst.explained && static_cast<int>(inst.members.size()) >= inst.size && release != INT64_MAX) {
+        explain(inst, release, ctx);
+        inst.explained = true;
+        inst.epoch = ctx.epoch();
+      } else if (inst.explained) {
+        for (std::size_t i = 0; i < inst.members.size(); ++i) {
+          if (i != inst.last && inst.members[i].left && !inst.members[i].charged) charge(inst, i, ctx);
+        }
+      }
+      if (all_left || ctx.epoch() - inst.epoch >= (inst.explained ? kKeepExplained : kKeepWaiting)) {
+        for (Thread& t : threads_) {
+          if (t.open == &inst) t.open = nullptr;
+        }
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
     }
-    // MPI waits before every interval still open are no longer needed.
+    // MPI waits are needed for intervals still open (outside barriers) and
+    // instances not explained yet.
     std::int64_t keep = INT64_MAX;
-    for (const auto& t : threads_) keep = std::min(keep, t.team != 0 ? t.start : keep);
+    for (const auto& t : threads_) {
+      if (t.team != 0 && t.barrier == kNoCallpath) keep = std::min(keep, t.start);
+    }
     for (const auto& [key, inst] : pending_) {
+      if (inst.explained) continue;
       for (const auto& m : inst.members) keep = std::min(keep, m.start);
     }
     for (auto& [loc, v] : mpi_waits_) {
@@ -84,14 +108,22 @@ class OmpBarrier final : public Pattern {
   struct Member {
     int location = 0;
     std::int64_t start = 0, enter = 0;  // its interval, ns
-    std::int64_t leave = 0;             // the barrier's end
+    std::int64_t leave = 0;             // the barrier's end (once left)
     std::int64_t wait = 0;              // ns waited in the barrier (tasks run there excluded)
     Profile profile;                    // its interval's time by call path
+    bool left = false;
+    bool charged = false;               // its wait's delay costs are booked
   };
   struct Instance {
     int size = 0;
-    int epoch = 0;  // when its first member came
+    int epoch = 0;  // when its first member came, or when it was explained
+    bool explained = false;
     std::vector<Member> members;
+    // Once explained: the last member to enter, its processing by call
+    // path, and its MPI waiting (ns) in its interval.
+    std::size_t last = 0;
+    Profile mine;
+    std::int64_t w = 0;
   };
   struct Thread {
     std::uint64_t team = 0;  // 0: in no implicit task
@@ -99,10 +131,14 @@ class OmpBarrier final : public Pattern {
     std::uint32_t task = kNoCallpath, barrier = kNoCallpath;  // call paths of the task, of the open barrier
     std::uint32_t ordinal = 0;
     std::int64_t start = 0, last = INT64_MIN;
-    Member at;  // the barrier being waited in
+    Instance* open = nullptr;  // the barrier it is in (map nodes do not move), and its place there
+    std::size_t member = 0;
     Profile profile;
   };
-  static constexpr int kKeepEpochs = 3;  // an instance whose members never all come is dropped then
+  // An instance whose members do not all come (or, explained, do not all
+  // leave: a worker stays in the last region's barrier) is dropped after so
+  // many epochs.
+  static constexpr int kKeepWaiting = 64, kKeepExplained = 3;
 
   Thread& thread(int loc) {
     const auto l = static_cast<std::size_t>(loc);
@@ -116,8 +152,8 @@ class OmpBarrier final : public Pattern {
     if (t.team == 0 || cp == kNoCallpath || last == INT64_MIN || now <= last) return;
     if (t.barrier == kNoCallpath) {
       add_to(t.profile, cp, now - last);
-    } else if (roles_.of(ctx, cp).group == OmpGroup::Wait) {
-      t.at.wait += now - last;
+    } else if (t.open != nullptr && roles_.of(ctx, cp).group == OmpGroup::Wait) {
+      t.open->members[t.member].wait += now - last;
     }
   }
   void on_enter(const Event& e, ReplayContext& ctx) {
@@ -140,7 +176,12 @@ class OmpBarrier final : public Pattern {
     } else if ((g == OmpGroup::ImplicitBarrier || g == OmpGroup::ExplicitBarrier) && t.team != 0 &&
                t.barrier == kNoCallpath && role.task == t.task) {
       t.barrier = cp;
-      t.at = {ctx.location(), t.start, now, 0, 0, std::move(t.profile)};
+      Instance& inst = pending_[{t.team, t.ordinal++}];
+      if (inst.members.empty()) inst.epoch = ctx.epoch();
+      inst.size = t.size;
+      t.open = &inst;
+      t.member = inst.members.size();
+      inst.members.push_back({ctx.location(), t.start, now, 0, 0, std::move(t.profile), false, false});
       t.profile.clear();
     }
   }
@@ -151,11 +192,12 @@ class OmpBarrier final : public Pattern {
     const auto now = static_cast<std::int64_t>(e.time);
     charge(ctx, t, cp, now);
     if (cp == t.barrier) {
-      t.at.leave = now;
-      Instance& inst = pending_[{t.team, t.ordinal++}];
-      if (inst.members.empty()) inst.epoch = ctx.epoch();
-      inst.size = t.size;
-      inst.members.push_back(std::move(t.at));
+      if (t.open != nullptr) {
+        Member& m = t.open->members[t.member];
+        m.leave = now;
+        m.left = true;
+        t.open = nullptr;
+      }
       t.barrier = kNoCallpath;
       t.start = now;
     } else if (cp == t.task) {
@@ -165,13 +207,20 @@ class OmpBarrier final : public Pattern {
     }
   }
 
-  // MPI wait states (their call's enter, on the thread that waited).
-  void note_wait(const ReplayContext& ctx, int loc, double wait) {
-    if (wait > 0 && seen_team_) mpi_waits_[loc].push_back({ctx.region_enter(), ctx.callpath(), static_cast<std::int64_t>(wait * 1e9)});
+  // MPI wait states (their call's enter and call path, from the finding's
+  // event of the MPI view, on the thread that waited).
+  void note_wait(const ReplayContext& ctx, std::size_t event, int loc, double wait) {
+    const std::uint32_t cp = ctx.callpath_at(event);
+    if (wait <= 0 || !seen_team_ || cp == kNoCallpath) return;
+    mpi_waits_[loc].push_back({ctx.region_enter_at(event), cp, static_cast<std::int64_t>(wait * 1e9)});
   }
-  void on_late_sender(const LateSenderFinding& f, ReplayContext& ctx) { note_wait(ctx, f.location, f.wait); }
-  void on_late_receiver(const LateReceiverFinding& f, ReplayContext& ctx) { note_wait(ctx, f.location, f.wait); }
-  void on_collective(const CollectiveSyncFinding& f, ReplayContext& ctx) { note_wait(ctx, f.location, f.wait); }
+  void on_late_sender(const LateSenderFinding& f, ReplayContext& ctx) { note_wait(ctx, f.event, f.location, f.wait); }
+  void on_late_receiver(const LateReceiverFinding& f, ReplayContext& ctx) {
+    note_wait(ctx, f.event, f.location, f.wait);
+  }
+  void on_collective(const CollectiveSyncFinding& f, ReplayContext& ctx) {
+    note_wait(ctx, f.event, f.location, f.wait);
+  }
 
   // A call path's key below its implicit task (region ids on the way).
   std::uint64_t key(const ReplayContext& ctx, std::uint32_t cp) {
@@ -187,43 +236,59 @@ class OmpBarrier final : public Pattern {
     }
     return k;
   }
-  void explain(Instance& inst, ReplayContext& ctx) {
-    const auto last = std::max_element(inst.members.begin(), inst.members.end(),
-                                       [](const Member& a, const Member& b) { return a.enter < b.enter; });
-    const Member& L = *last;
-    // L's processing: its interval without its MPI waits.
-    Profile mine = L.profile;
-    std::int64_t w = 0;
+  // Once every member entered and one left (the release): the last to
+  // enter, L, and its processing (its interval without its MPI waits); the
+  // critical path over each waiting member's interval is L's; the members
+  // that left are charged, with the long-term share of L's MPI waits.
+  void explain(Instance& inst, std::int64_t release, ReplayContext& ctx) {
+    inst.last = static_cast<std::size_t>(
+        std::max_element(inst.members.begin(), inst.members.end(),
+                         [](const Member& a, const Member& b) { return a.enter < b.enter; }) -
+        inst.members.begin());
+    const Member& L = inst.members[inst.last];
+    inst.mine = L.profile;
     if (const auto it = mpi_waits_.find(L.location); it != mpi_waits_.end()) {
       for (const MpiWait& mw : it->second) {
         if (mw.enter < L.start || mw.enter >= L.enter) continue;
-        w += mw.ns;
-        add_to(mine, mw.callpath, -mw.ns);
+        inst.w += mw.ns;
+        add_to(inst.mine, mw.callpath, -mw.ns);
       }
     }
     double factor = 0;
-    std::vector<double> d(mine.size());
-    for (const Member& T : inst.members) {
-      if (&T == &L || T.wait <= 0) continue;
-      double sum_d = 0;
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        const std::uint64_t k = key(ctx, mine[i].first);
-        std::int64_t theirs = 0;
-        for (const auto& [c, v] : T.profile) theirs += key(ctx, c) == k ? v : 0;
-        d[i] = secs(std::max<std::int64_t>(mine[i].second - theirs, 0));
-        sum_d += d[i];
-      }
-      // On the critical path T's time up to the barrier's end is L's.
-      ctx.publish(BarrierPassFinding{T.location, L.location, T.start, T.leave});
-      const double denom = sum_d + secs(w);
-      if (denom <= 0) continue;
-      const double scale = secs(T.wait) / denom;
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        if (d[i] > 0) ctx.add_inclusive_at(Metric::delay_ompbarrier, L.location, mine[i].first, scale * d[i]);
-      }
-      factor += scale;
+    for (std::size_t i = 0; i < inst.members.size(); ++i) {
+      const Member& T = inst.members[i];
+      if (i == inst.last) continue;
+      ctx.publish(BarrierPassFinding{T.location, L.location, T.start, T.left ? T.leave : release});
+      if (T.left) factor += charge(inst, i, ctx);
     }
-    if (w > 0 && factor > 0) ctx.publish(BarrierCauseFinding{L.location, L.start, L.enter, factor});
+    if (inst.w > 0 && factor > 0) ctx.publish(BarrierCauseFinding{L.location, L.start, L.enter, factor});
+  }
+  // Member i's wait (it left) on L's call paths beyond its own; returns the
+  // share of it each second of L's MPI waiting explains.  (A member that
+  // leaves after the instance was explained -- the end of a region's
+  // barrier, reported with the next fork -- gets its short-term costs then;
+  // the MPI waits of L were replayed already.)
+  double charge(Instance& inst, std::size_t i, ReplayContext& ctx) {
+    Member& T = inst.members[i];
+    T.charged = true;
+    if (T.wait <= 0) return 0;
+    const Member& L = inst.members[inst.last];
+    std::vector<double> d(inst.mine.size());
+    double sum_d = 0;
+    for (std::size_t j = 0; j < inst.mine.size(); ++j) {
+      const std::uint64_t k = key(ctx, inst.mine[j].first);
+      std::int64_t theirs = 0;
+      for (const auto& [c, v] : T.profile) theirs += key(ctx, c) == k ? v : 0;
+      d[j] = secs(std::max<std::int64_t>(inst.mine[j].second - theirs, 0));
+      sum_d += d[j];
+    }
+    const double denom = sum_d + secs(inst.w);
+    if (denom <= 0) return 0;
+    const double scale = secs(T.wait) / denom;
+    for (std::size_t j = 0; j < inst.mine.size(); ++j) {
+      if (d[j] > 0) ctx.add_inclusive_at(Metric::delay_ompbarrier, L.location, inst.mine[j].first, scale * d[j]);
+    }
+    return scale;
   }
 
   bool seen_team_ = false;       // (MPI waits matter only once there are teams)

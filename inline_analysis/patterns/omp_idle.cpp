@@ -17,9 +17,9 @@
 // The idleness in serial code is the direct cost of that code: delay_ompidle
 // on the master, at the same call path, (N - 1) x its time.  Where the
 // master waited in MPI, the delay behind the wait kept the workers idle:
-// delay_costs.cpp moves that part of it to the delay (delay_ompidle_longterm),
-// from the IdlePhaseFinding this pattern publishes for every stretch of
-// serial code.
+// that part goes to the delay (delay_ompidle_longterm).  delay_costs.cpp
+// books both, from the IdlePhaseFinding this pattern publishes for every
+// stretch of serial code (so they exist only with the root-cause analysis).
 //
 // N only grows, from the teams the master ran so far, so an online analysis
 // books what a single epoch does.  Nested teams are their threads' own time
@@ -48,9 +48,9 @@ class OmpIdle final : public Pattern {
     for (const auto& [key, ns] : pending_) {
       const auto [cp, limited, lo, hi] = key;
       const Metric m = limited != 0 ? Metric::omp_limited_parallelism : Metric::omp_idle_threads;
-      for (int k = lo; k <= hi; ++k) {
-        const auto w = static_cast<std::size_t>(k - 1);
-        ctx.add_inclusive_at(m, w < workers_.size() ? workers_[w] : master_, cp, secs(ns));
+      // (Workers not seen yet -- threads that never recorded -- get none.)
+      for (int k = lo; k <= hi && static_cast<std::size_t>(k - 1) < workers_.size(); ++k) {
+        ctx.add_inclusive_at(m, workers_[static_cast<std::size_t>(k - 1)], cp, secs(ns));
       }
     }
     pending_.clear();
@@ -62,7 +62,7 @@ class OmpIdle final : public Pattern {
     const int loc = ctx.location();
     // (A thread other than the master matters only at an implicit task or
     // a fork, which name their team.)
-    if (loc != master_ && e.team() == 0) return;
+    if (loc != master_ && (e.team() == 0 || (e.flags & evflag::kNestedTeam) != 0)) return;
     const std::uint32_t cp = ctx.callpath();
     const OmpRole role = roles_.of(ctx, cp);
     const OmpGroup g = role.group;
@@ -96,8 +96,7 @@ class OmpIdle final : public Pattern {
     if (depth_ == 0 && largest_ > 1) {
       const int idle = largest_ - 1;
       pending(cp, 0, 1, idle) += now - last;
-      ctx.add_inclusive_at(Metric::delay_ompidle, master_, cp, idle * secs(now - last));
-      ctx.publish(IdlePhaseFinding{master_, last, now, idle});
+      ctx.publish(IdlePhaseFinding{master_, cp, last, now, idle});
     } else if (depth_ == 1 && team_ > 0 && team_ < largest_) {
       pending(cp, 1, team_, largest_ - 1) += now - last;
     }

@@ -106,8 +106,9 @@ class TimeVisits final : public Pattern {
   }
   void on_enter(const Event& e, ReplayContext& ctx) {
     charge(ctx, ctx.callpaths().node(ctx.callpath()).parent, static_cast<std::int64_t>(e.time));
-    // (An implicit task's Enter names its team.)
-    if (e.team() != 0 && chain(ctx, ctx.callpath()).worker_task) {
+    // (An implicit task's Enter names its team.  A nested team's workers
+    // keep their time: omp_idle.cpp books outermost teams only.)
+    if (e.team() != 0 && (e.flags & evflag::kNestedTeam) == 0 && chain(ctx, ctx.callpath()).worker_task) {
       locs_[static_cast<std::size_t>(ctx.location())].worker = true;
     }
     ctx.add(Metric::visits, 1.0);

@@ -25,7 +25,8 @@ from run_scenario import Checks, launch, mpi_env, script_args, until_passed  # n
 
 METRICS = ["omp_time", "omp_management", "omp_synchronization", "omp_ebarrier", "omp_ebarrier_wait",
            "omp_ibarrier", "omp_ibarrier_wait", "omp_critical", "omp_lock_api", "omp_idle_threads",
-           "omp_limited_parallelism", "delay_ompidle", "delay_ompidle_longterm", "comp"]
+           "omp_limited_parallelism", "delay_ompidle", "delay_ompidle_longterm", "delay_ompbarrier",
+           "delay_ompbarrier_longterm", "comp"]
 
 
 def main():
