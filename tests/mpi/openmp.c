@@ -36,6 +36,12 @@
  *              sends to rank 1's, which waits 0.25 s in MPI_Recv while its
  *              3 workers sit idle (seed 000 §7: the kernel's delay costs
  *              are the wait and that idleness).
+ *   funneled   2 ranks, 20 iterations of a parallel region without any
+ *              collective: thread t works 0.005 (t + 1) s, a barrier, then
+ *              the master exchanges one message (rank 0 sleeps 0.01 s in
+ *              "produce" and sends, rank 1 receives) while the workers wait
+ *              at the next barrier; 0.005 s of "serial" follow.  Requested
+ *              cuts then fall inside open parallel regions (omp_online.py).
  *   nested     2 levels active: an outer team of 2 whose threads each run
  *              an inner team of 2 that sleeps 0.1 s in "inner" (2 nested
  *              teams per rank; not analyzed as teams, counted). */
@@ -174,6 +180,29 @@ static void latesender(void) {
   }
 }
 
+static void funneled(void) {
+  int rank = 0, x = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int it = 0; it < 20; ++it) {
+#pragma omp parallel
+    {
+      region_sleep("work", 0.005 * (omp_get_thread_num() + 1));
+#pragma omp barrier
+#pragma omp master
+      {
+        if (rank == 0) {
+          region_sleep("produce", 0.01);
+          MPI_Send(&x, 1, MPI_INT, 1, it, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+          MPI_Recv(&x, 1, MPI_INT, 0, it, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+      }
+#pragma omp barrier
+    }
+    region_sleep("serial", 0.005);
+  }
+}
+
 static void nested(void) {
   omp_set_max_active_levels(2);
 #pragma omp parallel num_threads(2)
@@ -202,6 +231,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "hybrid") == 0) hybrid();
   if (strcmp(mode, "latesender") == 0) latesender();
   if (strcmp(mode, "nested") == 0) nested();
+  if (strcmp(mode, "funneled") == 0) funneled();
   if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
