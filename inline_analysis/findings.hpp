@@ -16,6 +16,7 @@ enum class FindingKind : std::uint8_t {
   CollectiveSync,
   PairSync,
   IdlePhase,
+  IdleCost,
   BarrierCause,
   BarrierPass,
   kCount
@@ -117,16 +118,25 @@ struct PairSyncFinding {
 };
 
 // A stretch of a rank's master thread in serial code while worker threads
-// sit idle (omp_idle.cpp), in a time walk: the delay costs of its MPI waits
-// there include the idleness they prolong.  Published per window, in time
-// order per location.
+// sit idle (omp_idle.cpp): the delay costs of its MPI waits there include
+// the idleness they prolong.  Published once every window was walked, in
+// time order per location.
 struct IdlePhaseFinding {
   static constexpr FindingKind kKind = FindingKind::IdlePhase;
   int location = 0;         // the master thread
-  std::uint32_t callpath = 0;  // where it was
   std::int64_t begin = 0;   // ns
   std::int64_t end = 0;     // ns
   int idle_threads = 0;
+};
+
+// The idleness of worker threads while their master ran serial code at
+// `callpath` in this epoch (omp_idle.cpp): that code's direct cost.
+// Published once every window was walked.
+struct IdleCostFinding {
+  static constexpr FindingKind kKind = FindingKind::IdleCost;
+  int location = 0;  // the master thread
+  std::uint32_t callpath = 0;
+  double seconds = 0;  // idle threads x time
 };
 
 // The last thread to reach an OpenMP barrier instance made the others wait

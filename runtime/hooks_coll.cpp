@@ -80,14 +80,13 @@ void post_coll(Call& c, int rc) {
   State* s = state();
   bool eligible = false;
   const std::uint64_t t = raw_now();
-  if (rc == MPI_SUCCESS && c.comm_ok && s != nullptr) {
-    const analysis::CommDef& d = s->defs.comms[c.comm_id];
-    std::uint64_t out = 0, in = 0;
-    collective_bytes(c, d.size, d.my_rank, out, in);
-    record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
-    const analysis::CollKind k = mpi_coll_kind(c.region);
-    eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
-  } else if (rc == MPI_SUCCESS && c.decide_only && s != nullptr) {
+  if (rc == MPI_SUCCESS && (c.comm_ok || c.decide_only) && s != nullptr) {
+    if (c.comm_ok) {
+      const analysis::CommDef& d = s->defs.comms[c.comm_id];
+      std::uint64_t out = 0, in = 0;
+      collective_bytes(c, d.size, d.my_rank, out, in);
+      record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
+    }
     const analysis::CollKind k = mpi_coll_kind(c.region);
     eligible = k == analysis::CollKind::Barrier || k == analysis::CollKind::NxN;
   }

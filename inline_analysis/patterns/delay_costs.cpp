@@ -22,8 +22,7 @@
 // k worker threads sat idle (IdlePhaseFinding, omp_idle.cpp), kept them idle
 // too: it passes k x wait on in the OmpIdle lane, which its cause charges as
 // delay_ompidle_longterm, and that much of the master's own delay_ompidle
-// (booked here for all of its serial time, from those findings) is taken
-// back.
+// (booked here for all of its serial time, IdleCostFinding) is taken back.
 // Likewise an MPI wait of the last thread to reach an OpenMP barrier, in
 // its interval before it, made the others wait there (BarrierCauseFinding,
 // omp_barrier.cpp): factor x wait in the OmpBarrier lane, charged to its
@@ -57,6 +56,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
   void subscribe(Dispatch& d) override {
     d.on_sync(this);
     d.on_finding(this, &DelayCosts::on_idle_phase);
+    d.on_finding(this, &DelayCosts::on_idle_cost);
     d.on_finding(this, &DelayCosts::on_barrier_cause);
   }
   void on_epoch_end(ReplayContext&) override {
@@ -147,8 +147,10 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
   // The idleness is the master's code's cost first (delay_ompidle); its MPI
   // waits there pass their part on (waiting_value).
-  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext& ctx) {
-    ctx.add_inclusive_at(Metric::delay_ompidle, f.location, f.callpath, f.idle_threads * secs(f.end - f.begin));
+  void on_idle_cost(const IdleCostFinding& f, ReplayContext& ctx) {
+    ctx.add_inclusive_at(Metric::delay_ompidle, f.location, f.callpath, f.seconds);
+  }
+  void on_idle_phase(const IdlePhaseFinding& f, ReplayContext&) {
     add_stretch(idle_, f.location, {f.begin, f.end, static_cast<double>(f.idle_threads)});
   }
   void on_barrier_cause(const BarrierCauseFinding& f, ReplayContext&) {

@@ -18,8 +18,9 @@
 // on the master, at the same call path, (N - 1) x its time.  Where the
 // master waited in MPI, the delay behind the wait kept the workers idle:
 // that part goes to the delay (delay_ompidle_longterm).  delay_costs.cpp
-// books both, from the IdlePhaseFinding this pattern publishes for every
-// stretch of serial code (so they exist only with the root-cause analysis).
+// books both, from what this pattern publishes once every window was walked:
+// the idleness per call path (IdleCostFinding) and the stretches of serial
+// code (IdlePhaseFinding), so they exist only with the root-cause analysis.
 //
 // N only grows, from the teams the master ran so far, so an online analysis
 // books what a single epoch does.  Nested teams are their threads' own time
@@ -42,9 +43,10 @@ class OmpIdle final : public Pattern {
     d.on_event(Phase::Forward, EventKind::Leave, this, &OmpIdle::on_leave);
   }
 
-  // The idleness of this epoch, on the workers known by its end (the master's
-  // window may be walked before theirs).
-  void on_epoch_end(ReplayContext& ctx) override {
+  // The idleness of this epoch, on the workers known once every window was
+  // walked (the master's may come before theirs); its costs and stretches
+  // for the root-cause analysis.
+  void on_walks_done(ReplayContext& ctx) override {
     for (const auto& [key, ns] : pending_) {
       const auto [cp, limited, lo, hi] = key;
       const Metric m = limited != 0 ? Metric::omp_limited_parallelism : Metric::omp_idle_threads;
@@ -52,9 +54,12 @@ class OmpIdle final : public Pattern {
       for (int k = lo; k <= hi && static_cast<std::size_t>(k - 1) < workers_.size(); ++k) {
         ctx.add_inclusive_at(m, workers_[static_cast<std::size_t>(k - 1)], cp, secs(ns));
       }
+      if (limited == 0) ctx.publish(IdleCostFinding{master_, cp, (hi - lo + 1) * secs(ns)});
     }
+    for (const IdlePhaseFinding& f : stretches_) ctx.publish(f);
     pending_.clear();
     cached_ = pending_.end();
+    stretches_.clear();
   }
 
  private:
@@ -73,7 +78,7 @@ class OmpIdle final : public Pattern {
       last_ = static_cast<std::int64_t>(e.time);
       workers_.erase(std::remove(workers_.begin(), workers_.end(), loc), workers_.end());
     }
-    charge(ctx, ctx.callpaths().node(cp).parent, static_cast<std::int64_t>(e.time));
+    charge(ctx.callpaths().node(cp).parent, static_cast<std::int64_t>(e.time));
     if (g == OmpGroup::Management) {
       if (depth_++ == 0) team_ = 0;
     } else if (g == OmpGroup::Team && depth_ == 1 && team_ == 0 && e.team_size() > 0) {
@@ -84,19 +89,23 @@ class OmpIdle final : public Pattern {
   void on_leave(const Event& e, ReplayContext& ctx) {
     if (ctx.location() != master_) return;
     const std::uint32_t cp = ctx.callpath();
-    charge(ctx, cp, static_cast<std::int64_t>(e.time));
+    charge(cp, static_cast<std::int64_t>(e.time));
     if (roles_.of(ctx, cp).group == OmpGroup::Management && depth_ > 0) --depth_;
   }
 
   // The master's time since its previous Enter/Leave was spent at `cp`.
-  void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
+  void charge(std::uint32_t cp, std::int64_t now) {
     const std::int64_t last = last_;
     last_ = now;
     if (cp == kNoCallpath || last == kNever || now <= last) return;
     if (depth_ == 0 && largest_ > 1) {
       const int idle = largest_ - 1;
       pending(cp, 0, 1, idle) += now - last;
-      ctx.publish(IdlePhaseFinding{master_, cp, last, now, idle});
+      if (!stretches_.empty() && stretches_.back().end == last && stretches_.back().idle_threads == idle) {
+        stretches_.back().end = now;
+      } else {
+        stretches_.push_back({master_, last, now, idle});
+      }
     } else if (depth_ == 1 && team_ > 0 && team_ < largest_) {
       pending(cp, 1, team_, largest_ - 1) += now - last;
     }
@@ -122,6 +131,7 @@ class OmpIdle final : public Pattern {
   using Key = std::tuple<std::uint32_t, int, int, int>;
   std::map<Key, std::int64_t> pending_;
   std::map<Key, std::int64_t>::iterator cached_ = pending_.end();
+  std::vector<IdlePhaseFinding> stretches_;  // this epoch's serial code (contiguous ones joined)
   OmpRoles roles_;
 };
 

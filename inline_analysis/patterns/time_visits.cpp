@@ -49,18 +49,15 @@ Metric category(const RegionDef* r) {
 // barrier or a critical section (ompt/constructs.def), which is that
 // construct's wait state.
 Metric category_of(const ReplayContext& ctx, std::uint32_t cp) {
-  const auto& node = ctx.callpaths().node(cp);
-  const RegionDef* r = ctx.defs().region(node.region);
-  if (r != nullptr && r->kind == RegionKind::Omp && r->omp == OmpGroup::Wait && node.parent != kNoCallpath) {
-    const RegionDef* p = ctx.defs().region(ctx.callpaths().node(node.parent).region);
-    switch (p != nullptr && p->kind == RegionKind::Omp ? p->omp : OmpGroup::None) {
+  if (omp_group_of(ctx, cp) == OmpGroup::Wait) {
+    switch (omp_group_of(ctx, ctx.callpaths().node(cp).parent)) {
       case OmpGroup::ImplicitBarrier: return Metric::omp_ibarrier_wait;
       case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier_wait;
       case OmpGroup::Critical: return Metric::omp_lock_contention_critical;
       default: break;
     }
   }
-  return category(r);
+  return category(ctx.defs().region(ctx.callpaths().node(cp).region));
 }
 
 class TimeVisits final : public Pattern {

@@ -146,57 +146,43 @@ static void hybrid(void) {
   }
 }
 
-static void serialized(void) {
+/* One message from rank `from` to rank `to`: the sender sleeps `work` s in
+ * region `name` first (none if NULL), the receiver receives it. */
+static void message(int from, int to, int tag, const char* name, double work) {
   int rank = 0, x = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == from) {
+    if (name != NULL) region_sleep(name, work);
+    MPI_Send(&x, 1, MPI_INT, to, tag, MPI_COMM_WORLD);
+  } else if (rank == to) {
+    MPI_Recv(&x, 1, MPI_INT, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+static void serialized(void) {
 #pragma omp parallel
   {
-    if (omp_get_thread_num() == 1) {
-      if (rank == 0) {
-        region_sleep("produce", 0.3);
-        MPI_Send(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
-      } else if (rank == 1) {
-        MPI_Recv(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      }
-    }
+    if (omp_get_thread_num() == 1) message(0, 1, 1, "produce", 0.3);
   }
-  if (rank == 1) {
-    region_sleep("consume", 0.2);
-    MPI_Send(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
-  } else if (rank == 0) {
-    MPI_Recv(&x, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
+  message(1, 0, 2, "consume", 0.2);
 }
 
 static void latesender(void) {
-  int rank = 0, x = 0;
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 #pragma omp parallel
   region_sleep("kernel", rank == 0 ? 0.3 : 0.05);
-  if (rank == 0) {
-    MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
-  } else if (rank == 1) {
-    MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
+  message(0, 1, 0, NULL, 0);
 }
 
 static void funneled(void) {
-  int rank = 0, x = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int it = 0; it < 20; ++it) {
 #pragma omp parallel
     {
       region_sleep("work", 0.005 * (omp_get_thread_num() + 1));
 #pragma omp barrier
 #pragma omp master
-      {
-        if (rank == 0) {
-          region_sleep("produce", 0.01);
-          MPI_Send(&x, 1, MPI_INT, 1, it, MPI_COMM_WORLD);
-        } else if (rank == 1) {
-          MPI_Recv(&x, 1, MPI_INT, 0, it, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
-      }
+      message(0, 1, it, "produce", 0.01);
 #pragma omp barrier
     }
     region_sleep("serial", 0.005);

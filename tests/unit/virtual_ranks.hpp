@@ -54,8 +54,9 @@ class VRank {
   }
 
   // (`team_size`: of an OpenMP implicit task, as the OMPT tool records it.)
-  void enter(double t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0) {
-    events.push_back(Event::enter(ns(t), region, team_size, team));
+  void enter(double t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0,
+             std::uint8_t flags = 0) {
+    events.push_back(Event::enter(ns(t), region, team_size, team, flags));
   }
   void leave(double t) { events.push_back(Event::leave(ns(t))); }
   // A region with nothing inside.

@@ -48,6 +48,14 @@ void team(VRank& v, const Constructs& c, double t0, double t1, int size, std::in
   v.on(0);
 }
 
+// A single-threaded rank that computes kWork from 0 to t and then sends to
+// rank 1 (0.01 s), until `end`.
+void sender(VRank& v, double t, double end) {
+  v.region(0.0, t, kWork);
+  v.send(t, t + 0.01, 1);
+  v.leave(end);
+}
+
 }  // namespace
 
 TEST_CASE("idle threads and limited parallelism at the master's call path", "[omp][idle]") {
@@ -94,6 +102,41 @@ TEST_CASE("idle threads and limited parallelism at the master's call path", "[om
   CHECK(a.get_at(0, Metric::delay_ompidle_longterm) == Approx(0.0).margin(1e-12));
 }
 
+TEST_CASE("a nested team's threads keep their own time", "[omp][idle]") {
+  // One rank: the master forks a team of 2 (id 1) over 1-4; its worker,
+  // thread 1, forks a nested team of 2 (id 2, marked nested as recorded)
+  // over 1.5-3.5, whose worker is thread 2 (its implicit task 1.6-3.4).
+  // The master computes alone until 6.
+  auto r = make_ranks(1);
+  const auto c = constructs(r[0]);
+  r[0].enter(1.0, c.parallel, 0, 1);
+  r[0].enter(1.1, c.task, 2, 1);
+  r[0].region(1.2, 3.8, kWork);
+  r[0].leave(3.9);
+  r[0].leave(4.0);
+  r[0].region(4.0, 6.0, kSolve);
+  r[0].leave(6.0);
+  r[0].on(1).enter(1.1, c.task, 2, 1);
+  r[0].enter(1.5, c.parallel, 0, 2, evflag::kNestedTeam);
+  r[0].enter(1.6, c.task, 2, 2, evflag::kNestedTeam);
+  r[0].leave(3.4);
+  r[0].leave(3.5);
+  r[0].leave(3.9);
+  r[0].leave(6.0);
+  r[0].on(2).enter(1.6, c.task, 2, 2, evflag::kNestedTeam);
+  r[0].leave(3.4);
+  r[0].leave(6.0);
+  r[0].on(0);
+  const auto res = replay(r);
+  // Thread 1, the outer team's worker, idles while the master computes
+  // kSolve (4-6); thread 2 is nobody's idle worker: its time outside its
+  // nested task (0-1.6, 3.4-6) stays its own.
+  CHECK(res[0].get_at(1, Metric::omp_idle_threads, kSolve) == Approx(2.0).margin(1e-9));
+  CHECK(res[0].get_at(2, Metric::omp_idle_threads) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get_at(2, Metric::time, kMain) == Approx(1.6 + 2.6).margin(1e-9));
+  CHECK(res[0].get_at(2, Metric::time) == Approx(6.0).margin(1e-9));
+}
+
 TEST_CASE("an MPI wait of the master in serial code passes the idleness on to its cause", "[omp][idle][delay]") {
   // Rank 0 (one thread): kWork 0-2, then sends to rank 1 at 2.0.  Rank 1:
   // a team of 4 over 0-0.5, then its master receives from 0.5 (Late
@@ -101,9 +144,7 @@ TEST_CASE("an MPI wait of the master in serial code passes the idleness on to it
   // from 0.5 to 3.0: 7.5 s.
   auto r = make_ranks(2);
   const auto c = constructs(r[1]);
-  r[0].region(0.0, 2.0, kWork);
-  r[0].send(2.0, 2.01, 1);
-  r[0].leave(3.0);
+  sender(r[0], 2.0, 3.0);
   team(r[1], c, 0.0, 0.5, 4, {1, 2, 3});
   r[1].recv(0.5, 2.01, 0);
   r[1].region(2.01, 3.0, kSolve);
@@ -138,9 +179,7 @@ TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass 
   // 0-1.2, then the send.
   auto r = make_ranks(2);
   const auto c = constructs(r[1]);
-  r[0].region(0.0, 1.2, kWork);
-  r[0].send(1.2, 1.21, 1);
-  r[0].leave(2.0);
+  sender(r[0], 1.2, 2.0);
   r[1].enter(0.0, c.parallel, 0, 7);
   r[1].enter(0.0, c.task, 2, 7);
   r[1].recv(0.1, 1.21, 0);
