@@ -28,6 +28,7 @@ struct CompletedRecv {
   std::int32_t tag = 0;
   std::size_t post_event = kNoEvent;  // the posting event, if in this window; else:
   std::int64_t earlier_post_enter = 0, earlier_post_leave = 0;  // its times, kept from its window
+  int post_location = 0;      // the thread that posted it
 };
 
 struct OpenRecv {  // a receive request posted but not completed yet
@@ -39,6 +40,7 @@ struct OpenRecv {  // a receive request posted but not completed yet
   std::uint64_t comm_gid = 0;
   int src = -1;            // requested source (world rank), -1 = any
   std::int32_t tag = -1;   // requested tag, kAnyTag = any
+  int post_location = 0;   // the thread that posted it
 };
 struct OpenSend {  // a send request started but not completed yet (or a blocking send open at the cut)
   int dest = -1;
@@ -87,6 +89,13 @@ struct MsgKey {
   }
 };
 
+// The last group of overlapping postings on one envelope (concurrency.cpp).
+struct PostingTail {
+  static constexpr int kSeveral = -1;
+  std::int64_t end = 0;  // it ends here (kOpen: a call still open)
+  int location = 0;      // its thread (kSeveral: more than one)
+};
+
 struct Analyzer::Impl {
   const Definitions& defs;
   AnalysisOptions options;
@@ -122,6 +131,18 @@ struct Analyzer::Impl {
   int origin(std::size_t i) const {
     return view_merged() ? (i < view_loc.size() ? view_loc[i] : 0) : (view != nullptr ? view->location : 0);
   }
+  // concurrency.cpp (MPI_THREAD_MULTIPLE): whether MPI calls of different
+  // threads overlap in time in this window's view (then the backward
+  // replay keeps one sequence of synchronization points per thread), and
+  // which messages MPI may have matched in another order than observed:
+  // postings on one envelope from several threads whose calls overlap.
+  bool concurrent = false;
+  std::map<MsgKey, PostingTail> send_tails, recv_tails;  // per envelope ({dest or source, gid, tag}): for the next window
+  bool detect_concurrency() const;
+  // Flags this window's sends of ambiguous order (sendflag::kAmbiguous).
+  void flag_ambiguous_sends(const LocationWindow& w);
+  // Per entry of `completed` (sorted by posting order): 1 if ambiguous.
+  std::vector<char> ambiguous_receives(const LocationWindow& w);
   // Chooses or builds the view from the annotated windows (in slices).
   Task<> make_view(std::vector<LocationWindow>& windows, Scheduler& sched);
   // After a clock correction of a merged view: its times back into the

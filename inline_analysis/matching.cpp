@@ -109,7 +109,9 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
           seq = next_post_seq++;
         }
         current_match = 0;
-        completed.push_back({i, seq, c->gid, src, e.tag, i});
+        CompletedRecv cr{i, seq, c->gid, src, e.tag, i};
+        cr.post_location = origin(i);
+        completed.push_back(cr);
         break;
       }
       case EventKind::RecvRequest: {
@@ -121,6 +123,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
         o.comm_gid = c->gid;
         o.src = src;
         o.tag = e.tag;
+        o.post_location = origin(i);
         const auto p = current_match != 0 ? take_probe({c->gid, src, e.tag, current_match}) : std::nullopt;
         if (p) {  // MPI_Imrecv of a matched probe
           o.post_seq = p->post_seq;
@@ -147,6 +150,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
           probed.emplace_back(i, p->event);  // a regular probe, then MPI_Irecv of its message
         }
         CompletedRecv cr{i, o.post_seq, c->gid, c->world_rank_of(e.peer), e.tag};
+        cr.post_location = o.post_location;
         if (o.post_epoch == epoch) {
           cr.post_event = o.post_event;
         } else {
@@ -168,6 +172,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
 Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
   // Messages on mixed communicators are left out on both sides (the set is
   // agreed, so sender and receiver skip the same ones).
+  flag_ambiguous_sends(w);
   std::map<int, std::vector<SendRecord>> filtered;
   if (!mixed_p2p.empty()) {
     for (const auto& [dest, list] : outgoing) {
@@ -213,7 +218,9 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     if (o.src >= 0 && o.tag != kAnyTag) open_by_envelope[{o.src, o.comm_gid, o.tag}].push_back(o.post_seq);
   });
   for (auto& [key, seqs] : open_by_envelope) std::sort(seqs.begin(), seqs.end());
-  for (const CompletedRecv& cr : completed) {
+  const std::vector<char> ambiguous = ambiguous_receives(w);
+  for (std::size_t k = 0; k < completed.size(); ++k) {
+    const CompletedRecv& cr = completed[k];
     if (is_mixed(cr.comm_gid)) continue;
     auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
     std::size_t reserved = 0;
@@ -242,6 +249,11 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     const SendRecord r = q[reserved];
     q.erase(q.begin() + static_cast<std::ptrdiff_t>(reserved));
     if (q.empty()) pending.erase(it);
+    // (Matched, so that later messages stay aligned; not analyzed.)
+    if (ambiguous[k] != 0 || (r.flags & sendflag::kAmbiguous) != 0) {
+      ++facts.ambiguous_messages;
+      continue;
+    }
     if (r.epoch != static_cast<std::uint32_t>(epoch)) {
       ++facts.cross_epoch_messages;
       // (Only a synchronizing send can wait for its posting.)

@@ -43,6 +43,7 @@ Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler
   // matching (cuts come before a buffer is half full: rare).
   view_dropped = 0;
   for (const auto& w : windows) view_dropped += w.dropped;
+  concurrent = false;
   if (with_mpi.size() <= 1) {
     // Without MPI calls: the first location's window (windows are sorted:
     // the MPI thread's), which bounds the window for the replay.
@@ -89,6 +90,8 @@ Task<> Analyzer::Impl::make_view(std::vector<LocationWindow>& windows, Scheduler
   merged_state.marks.assign(n, 0);
   view = &merged;
   ++facts.threaded_mpi_windows;
+  concurrent = detect_concurrency();
+  if (concurrent) ++facts.concurrent_mpi_windows;
 }
 
 void Analyzer::Impl::write_back_view(std::vector<LocationWindow>& windows) {

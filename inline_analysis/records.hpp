@@ -17,6 +17,9 @@ namespace onlinews::analysis {
 namespace sendflag {
 constexpr std::uint8_t kSynchronous = 1;  // completes only once matched (Ssend or above the eager limit)
 constexpr std::uint8_t kBlocking = 2;     // MPI_Send/MPI_Ssend (not Sendrecv/Bsend/Rsend)
+// Its order among the sends on its envelope is unknown (another thread's
+// send on it overlapped in time, MPI_THREAD_MULTIPLE): matched, not analyzed.
+constexpr std::uint8_t kAmbiguous = 4;
 }  // namespace sendflag
 
 // Sender -> receiver (forward exchange): one per point-to-point send.

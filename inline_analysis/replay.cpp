@@ -242,6 +242,7 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
       if (sync_in.bounds.ends_synchronized) sync_in.bounds.end = std::max(sync_in.bounds.end, e);
     }
   }
+  sync_in.concurrent = concurrent;
   sync_in.epoch = static_cast<std::uint32_t>(epoch);
   sync_in.open_callpath = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
   ReplayContext::Sources src{&defs, &callpaths, &profile, &dispatch, epoch, defs.world_rank};
@@ -299,9 +300,14 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     // A lost communication event on any rank breaks message and collective
     // alignment for this window: agree on it and analyze time only.
     // And whether any rank has RMA accesses to report (exchange_fence_accesses).
-    double agreed[2] = {m.view_dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0};
-    co_await transport.allreduce_max(agreed, 2);
+    // And whether MPI calls of different threads overlapped on any rank: then
+    // every rank keeps one sequence of synchronization points per thread
+    // (sync_replay.hpp), so that both sides of a wait read their intervals
+    // alike.
+    double agreed[3] = {m.view_dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0, m.concurrent ? 1.0 : 0.0};
+    co_await transport.allreduce_max(agreed, 3);
     m.facts.comm_analysis_skipped = agreed[0] > 0;
+    m.concurrent = agreed[2] > 0;
     co_await m.agree_comms(transport);
     co_await m.exchange_and_match(*mpi, transport);
     if (!m.facts.comm_analysis_skipped) {

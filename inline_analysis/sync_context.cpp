@@ -22,7 +22,13 @@ std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.
 std::int64_t SyncContext::window_begin() const {
   if (r_.in_->bounds.begin > 0) return r_.in_->bounds.begin;
   const auto& e = *r_.in_->events;
-  return e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
+  std::int64_t b = e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
+  if (r_.in_->origin != nullptr) {  // a merged view: its threads' windows start earlier
+    for (const auto& [ev, an] : r_.in_->locations) {
+      if (ev != nullptr && !ev->empty()) b = std::min(b, static_cast<std::int64_t>(ev->front().time));
+    }
+  }
+  return b;
 }
 std::int64_t SyncContext::window_end() const {
   const auto& e = *r_.in_->events;
@@ -42,10 +48,19 @@ std::array<double, kMaxLanes> SyncContext::value(const Sym& s, std::size_t slot)
   return r_.syms_.reduce(s, slot).c;  // (a value still open counts as 0: cannot happen after settling)
 }
 
+bool SyncContext::concurrent() const { return r_.in_->concurrent; }
+
+bool SyncContext::same_thread(std::size_t i, std::size_t k) const {
+  const auto& p = r_.points_;
+  if (!r_.in_->concurrent || i == 0 || i >= p.size() || k >= p.size()) return true;
+  return location_of(p[i]) == location_of(p[k]);
+}
+
 std::size_t SyncContext::previous_with(std::size_t k, int peer) {
   const auto& p = r_.points_;
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
+    if (!same_thread(i, k)) continue;
     // A scan synchronizes only with lower ranks: not a boundary; a
     // collective's pairs lie before its Collective point, the boundary.
     if (is_scan(s.kind) || is_coll_pair(s.kind)) continue;
@@ -65,6 +80,7 @@ std::size_t SyncContext::previous_with_all(std::size_t k) {
   const SyncPoint& sk = p[k];
   for (std::size_t i = k; i-- > 1;) {
     const SyncPoint& s = p[i];
+    if (!same_thread(i, k)) continue;
     if (s.kind == SyncKind::Collective && (s.all_ranks || s.comm == sk.comm)) return i;
   }
   return 0;
@@ -239,7 +255,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     }
   }
   for (std::size_t i = j + 1; i < k; ++i) {
-    if (p[i].wait <= 0 || p[i].bound_only) continue;  // (a wait counts once: at its CollWait point)
+    if (p[i].wait <= 0 || p[i].bound_only || !same_thread(i, k)) continue;  // (a wait counts once: at its CollWait point)
     iv.waits += p[i].wait;
     add(p[i].callpath, -p[i].wait);
   }

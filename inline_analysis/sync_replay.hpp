@@ -137,6 +137,13 @@ class SyncContext {
   int location_of(const SyncPoint& sp) const;
   const Definitions& defs() const { return rc_.defs(); }
   std::uint64_t hash(std::uint32_t callpath);
+  // Whether point `i` belongs to the sequence of point `k` (k out of range:
+  // the window's end).  One sequence per rank (its calls never overlap in
+  // time, below MPI_THREAD_MULTIPLE), or per thread where calls of several
+  // threads overlapped: a synchronization interval then runs on one thread,
+  // from that thread's previous point, and only its own waits lie in it.
+  bool same_thread(std::size_t i, std::size_t k) const;
+  bool concurrent() const;
   // Index of the latest synchronization point before `k` shared with world
   // rank `peer` (0: the window start).
   std::size_t previous_with(std::size_t k, int peer);
@@ -252,6 +259,10 @@ class SyncReplay {
     const std::vector<int>* origin = nullptr;
     const std::vector<std::uint32_t>* origin_index = nullptr;
     std::vector<std::pair<const std::vector<Event>*, const std::vector<EventAnnotation>*>> locations;
+    // MPI calls of different threads overlapped in time (a merged view under
+    // MPI_THREAD_MULTIPLE): each thread's points form their own sequence
+    // (SyncContext::same_thread).
+    bool concurrent = false;
     // This epoch's waits of the analyzed location that are traced
     // (AnalysisOptions::min_traced_wait).
     std::vector<LateSenderFinding> late_senders;
@@ -282,6 +293,7 @@ class SyncReplay {
       origin = nullptr;
       origin_index = nullptr;
       locations.clear();
+      concurrent = false;
       late_senders.clear();
       late_receivers.clear();
       collectives.clear();

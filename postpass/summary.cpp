@@ -169,8 +169,9 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         in.skipped_epochs == 1 ? "" : "s");
   }
   if (in.other_thread_calls > 0) {
-    say(os, "onlinews: %llu MPI calls of threads other than the one that initialized MPI were recorded as "
-        "time only; their kind of traffic (messages or collectives) on the %llu communicator%s they used was not analyzed\n",
+    say(os, "onlinews: %llu collective, RMA or communicator calls of threads other than the one that initialized "
+        "MPI (MPI_THREAD_MULTIPLE) were recorded as time only; the collectives (or RMA calls) on the %llu "
+        "communicator%s they used were not analyzed\n",
         static_cast<unsigned long long>(in.other_thread_calls),
         static_cast<unsigned long long>(in.mixed_communicators), in.mixed_communicators == 1 ? "" : "s");
   }
@@ -211,6 +212,16 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
     say(os, "onlinews: MPI calls came from several threads of a rank in %llu window%s: analyzed as one stream "
         "per rank in time order, each call on its own thread\n",
         static_cast<unsigned long long>(in.threaded_mpi_windows), in.threaded_mpi_windows == 1 ? "" : "s");
+  }
+  if (in.concurrent_mpi_windows > 0) {
+    say(os, "onlinews: in %llu of them, MPI calls of different threads overlapped in time (MPI_THREAD_MULTIPLE): "
+        "messages matched per envelope in posting order, delay costs per thread\n",
+        static_cast<unsigned long long>(in.concurrent_mpi_windows));
+  }
+  if (in.ambiguous_messages > 0) {
+    say(os, "onlinews: %llu message%s could have been matched in another order (sends or receives of several "
+        "threads on one envelope overlapped in time): matched, but not analyzed\n",
+        static_cast<unsigned long long>(in.ambiguous_messages), in.ambiguous_messages == 1 ? "" : "s");
   }
   if (in.guessed_critical_paths > 0) {
     say(os, "onlinews: the critical path's end in %llu window%s was guessed (its holder was lost at a cut; "

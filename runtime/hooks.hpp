@@ -63,12 +63,12 @@ struct Call {
   std::uint64_t t_enter = 0;
   std::uint16_t comm_id = 0;  // a window's id for the RMA hooks (windows are registered as communicators)
   bool comm_ok = false;
-  // A collective on tracked communicator comm_id from a thread whose calls
-  // are not analyzed (MPI_THREAD_MULTIPLE): time only, but it still counts
+  // A collective on tracked communicator comm_id from a thread whose
+  // collectives are not analyzed (MPI_THREAD_MULTIPLE): time only, but it still counts
   // for the cut decisions (epoch.cpp), which every member must take alike.
   bool decide_only = false;
   MPI_Request saved_request = MPI_REQUEST_NULL;
-  MPI_Message saved_message = MPI_MESSAGE_NULL;
+  std::uint32_t saved_id = 0;  // the tool's id of saved_request (MPI_Request_free)
   const MPI_Request* saved_requests = nullptr;
 };
 
@@ -119,8 +119,9 @@ ONLINEWS_HOOK(plain)
 #undef ONLINEWS_HOOK
 }  // namespace hooks
 
-// Calls of threads other than the MPI thread are recorded as time only
-// (until OpenMP/threads are analyzed); each thread counts its own.
+// Under MPI_THREAD_MULTIPLE the collective, RMA and communicator calls of
+// threads other than the MPI thread are recorded as time only; each thread
+// counts its own.
 inline void count_time_only_call() {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
   if (b != nullptr) b->count_time_only_call();
@@ -130,7 +131,6 @@ inline void count_time_only_call() {
 inline void call_enter(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
   record_enter(c.t_enter, c.region);
-  if (!on_analyzed_thread()) count_time_only_call();
 }
 inline void call_leave() { record_leave(raw_now()); }
 // For hooks that record an event right before the Leave: one timestamp for both.

@@ -11,7 +11,10 @@ void post_comm_new(Call& c, int rc) {
   call_leave();
   State* s = state();
   if (rc != MPI_SUCCESS || s == nullptr || c.newcomm == nullptr || *c.newcomm == MPI_COMM_NULL) return;
-  if (!on_analyzed_thread()) return;  // untracked: its calls are time only (counted by call_enter)
+  if (!on_analyzed_thread()) {  // untracked: its calls are time only
+    count_time_only_call();
+    return;
+  }
   record_enter(raw_now(), tool_region_setup());
   {
     ToolScope tool;

@@ -8,12 +8,15 @@ namespace onlinews::rt {
 
 // Looks up the call's communicator (resolve_comm) or window (resolve_window:
 // registered as a communicator, comms.hpp).  False (and the call is
-// recorded as time only) when it is not tracked or the call comes from a
-// thread other than the one whose MPI calls are analyzed.  Such a thread's
-// use of a tracked communicator marks it mixed: its messages (or
-// collectives) are then left out of the matching (CommRegistry::mark_mixed).
+// recorded as time only) when it is not tracked.  Point-to-point calls are
+// analyzed on every thread (under MPI_THREAD_MULTIPLE the analysis matches
+// them per MPI's rules and leaves out what is ambiguous); collectives and
+// RMA calls only on the MPI thread there: another thread's use of a
+// tracked communicator or window marks it mixed, and its collectives (or
+// RMA calls) are then left out of the analysis (CommRegistry::mark_mixed).
+enum class Use : std::uint8_t { P2P, Collective, Rma, RmaCollective };
 template <class Lookup>
-inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
+inline bool resolve_id(Call& c, Use use, Lookup lookup) {
   State* s = state();
   c.comm_ok = false;
   if (s == nullptr) return false;
@@ -22,9 +25,11 @@ inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
     SharedGuard guard;
     id = lookup(s->comms);
   }
-  if (!on_analyzed_thread()) {
+  if (use != Use::P2P && !on_analyzed_thread()) {
+    count_time_only_call();
+    const bool collective = use == Use::Collective || use == Use::RmaCollective;
     s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
-    if (collective && id != kUnknownComm) {
+    if (use == Use::Collective && id != kUnknownComm) {
       c.comm_id = static_cast<std::uint16_t>(id);
       c.decide_only = true;
     }
@@ -39,16 +44,13 @@ inline bool resolve_id(Call& c, bool collective, Lookup lookup) {
   return true;
 }
 inline bool resolve_comm(Call& c, bool collective = false) {
-  return resolve_id(c, collective, [&c](const CommRegistry& r) { return r.lookup(c.comm); });
+  return resolve_id(c, collective ? Use::Collective : Use::P2P,
+                    [&c](const CommRegistry& r) { return r.lookup(c.comm); });
 }
 inline bool resolve_window(Call& c, MPI_Win w, bool collective) {
-  return resolve_id(c, collective, [w](const CommRegistry& r) { return r.lookup_window(w); });
+  return resolve_id(c, collective ? Use::RmaCollective : Use::Rma,
+                    [w](const CommRegistry& r) { return r.lookup_window(w); });
 }
-
-// A thread whose calls are not analyzed started, completed, cancelled or
-// freed request `h`: if the MPI thread tracks it, its communicator becomes
-// mixed and the tool forgets the request.  Takes the guard.
-void abandon_request(State& s, MPI_Request h);
 
 inline std::uint64_t type_bytes(int count, MPI_Datatype t) {
   if (count <= 0 || t == MPI_DATATYPE_NULL) return 0;
@@ -67,12 +69,11 @@ inline std::uint64_t message_key(MPI_Message m) {
 }
 
 // Polling calls (MPI_Test*, MPI_Iprobe, MPI_Improbe): the pre hook only
-// takes the time (and counts a call of a thread that is not analyzed); the post hook records the call normally when it found
+// takes the time; the post hook records the call normally when it found
 // something, and folds unsuccessful calls in a row into one visit otherwise
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
-  if (!on_analyzed_thread()) count_time_only_call();
 }
 // A poll that found something: its events and call_leave() follow.  After
 // unsuccessful polls of the same call it ends their visit (a polling loop is
@@ -97,7 +98,8 @@ inline void poll_nothing(Call& c) {
   b->defer_leave(t, c.region);
 }
 
-// Records the completion of one tracked request (Wait*/Test* and friends).
-void complete_request(State& s, MPI_Request handle, const MPI_Status* status, bool by_test);
+// Records the completion of one tracked request (Wait*/Test* and friends);
+// `claim`: the entry the call's pre hook copied (hooks_completion.cpp).
+void complete_request(State& s, MPI_Request handle, const MPI_Status* status, bool by_test, const void* claim);
 
 }  // namespace onlinews::rt

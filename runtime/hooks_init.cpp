@@ -198,9 +198,10 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   for (const auto& w : s.warnings) log_warning(w);
   if (s.thread_level == MPI_THREAD_MULTIPLE) {
     log_warning(std::string("MPI_THREAD_MULTIPLE") +
-                ": only MPI calls of the thread that initialized MPI are analyzed; calls from other threads "
-                "are recorded as time only, and messages (or collectives) on communicators those threads use are "
-                "not analyzed (both counted in the summary and the file)");
+                ": point-to-point calls of every thread are analyzed (messages whose order concurrent calls of "
+                "several threads leave open are counted, not analyzed); collective, RMA and communicator calls "
+                "of threads other than the one that initialized MPI are recorded as time only, and the "
+                "collectives on communicators they use are not analyzed (counted in the summary and the file)");
   }
   if (s.cfg.verbose >= 2 && s.rank == 0) {
     log_info("recording " + std::to_string(s.size) + " ranks; buffer " + std::to_string(s.cfg.buffer) +

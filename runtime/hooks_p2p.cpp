@@ -60,14 +60,6 @@ void start_request(State& s, RequestInfo& r, std::uint64_t t) {
   record(Event::message(k, t, r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
 }
 
-// Persistent requests, cancellation and freeing from a thread that is not
-// analyzed: the tool lets go of a request the MPI thread tracks.
-bool other_thread(State* s, int rc, MPI_Request h) {
-  if (s == nullptr || on_analyzed_thread()) return false;
-  if (rc == MPI_SUCCESS) abandon_request(*s, h);
-  return true;
-}
-
 }  // namespace
 
 void pre_isend(Call& c) {
@@ -132,7 +124,7 @@ void post_recv_init(Call& c, int rc) {
 void pre_start(Call& c) { call_enter(c); }
 void post_start(Call& c, int rc) {
   State* s = state();
-  if (!other_thread(s, rc, *c.request) && rc == MPI_SUCCESS && s != nullptr) {
+  if (rc == MPI_SUCCESS && s != nullptr) {
     SharedGuard guard;
     if (RequestInfo* r = s->requests.find(*c.request)) start_request(*s, *r, c.t_enter);
   }
@@ -143,22 +135,29 @@ void pre_startall(Call& c) { call_enter(c); }
 void post_startall(Call& c, int rc) {
   State* s = state();
   for (int i = 0; i < c.n; ++i) {
-    if (other_thread(s, rc, c.requests[i]) || rc != MPI_SUCCESS || s == nullptr) continue;
+    if (rc != MPI_SUCCESS || s == nullptr) continue;
     SharedGuard guard;
     if (RequestInfo* r = s->requests.find(c.requests[i])) start_request(*s, *r, c.t_enter);
   }
   call_leave();
 }
 
+// (Under MPI_THREAD_MULTIPLE the handle may belong to another thread's new
+// request by the time the post hook runs: only the request the pre hook
+// saw, by id, is forgotten.)
 void pre_request_free(Call& c) {
   call_enter(c);
   c.saved_request = *c.request;
+  State* s = state();
+  if (s == nullptr) return;
+  SharedGuard guard;
+  if (const RequestInfo* r = s->requests.find(c.saved_request)) c.saved_id = r->id;
 }
 void post_request_free(Call& c, int rc) {
   State* s = state();
-  if (!other_thread(s, rc, c.saved_request) && rc == MPI_SUCCESS && s != nullptr) {
+  if (rc == MPI_SUCCESS && s != nullptr && c.saved_id != 0) {
     SharedGuard guard;
-    if (RequestInfo* r = s->requests.find(c.saved_request)) {
+    if (RequestInfo* r = s->requests.find(c.saved_request); r != nullptr && r->id == c.saved_id) {
       // A freed active request completes unobserved: the analysis never sees
       // its completion (its message is still matched by the receiver).
       if (r->active) --s->comms.rec(r->comm).open_requests;
@@ -171,7 +170,7 @@ void post_request_free(Call& c, int rc) {
 void pre_cancel(Call& c) { call_enter(c); }
 void post_cancel(Call& c, int rc) {
   State* s = state();
-  if (!other_thread(s, rc, *c.request) && rc == MPI_SUCCESS && s != nullptr) {
+  if (rc == MPI_SUCCESS && s != nullptr) {
     SharedGuard guard;
     if (RequestInfo* r = s->requests.find(*c.request)) r->cancel_requested = true;
   }
@@ -199,19 +198,22 @@ void remember_message(Call& c) {
   record_probe(c, id);
 }
 
-// The matched-probe message that MPI_Mrecv/MPI_Imrecv receives, if the MPI
-// thread probed it; forgotten either way.  On a thread that is not analyzed,
-// its communicator becomes mixed.
-bool take_message(State* s, MPI_Message m, MessageInfo& out) {
-  if (s == nullptr) return false;
+// The matched-probe message that MPI_Mrecv/MPI_Imrecv receives, if a
+// tracked probe found it (on any thread); forgotten either way.  Taken in
+// the pre hook: once MPI received the message, it may give the handle to
+// another thread's next matched probe (MPI_THREAD_MULTIPLE).
+thread_local MessageInfo t_taken;
+thread_local bool t_taken_ok = false;
+void take_message(MPI_Message m) {
+  t_taken_ok = false;
+  State* s = state();
+  if (s == nullptr) return;
   SharedGuard guard;
   auto it = s->messages.find(message_key(m));
-  if (it == s->messages.end()) return false;
-  out = it->second;
+  if (it == s->messages.end()) return;
+  t_taken = it->second;
+  t_taken_ok = true;
   s->messages.erase(it);
-  if (on_analyzed_thread()) return true;
-  s->comms.mark_mixed(out.comm, CommRegistry::kMixedP2P);
-  return false;
 }
 }  // namespace
 
@@ -255,13 +257,12 @@ void post_improbe(Call& c, int rc) {
 
 void pre_mrecv(Call& c) {
   call_enter(c);
-  c.saved_message = *c.message;
+  take_message(*c.message);
 }
-void post_mrecv(Call& c, int rc) {
-  State* s = state();
+void post_mrecv(Call&, int rc) {
   const std::uint64_t t = raw_now();
-  MessageInfo m;
-  if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
+  const MessageInfo& m = t_taken;
+  if (t_taken_ok && rc == MPI_SUCCESS) {
     record(Event::message(EventKind::Match, t, m.comm, m.source, m.tag, 0, m.id));
     record(Event::message(EventKind::Recv, t, m.comm, m.source, m.tag, 0));
   }
@@ -270,12 +271,12 @@ void post_mrecv(Call& c, int rc) {
 
 void pre_imrecv(Call& c) {
   call_enter(c);
-  c.saved_message = *c.message;
+  take_message(*c.message);
 }
 void post_imrecv(Call& c, int rc) {
   State* s = state();
-  MessageInfo m;
-  if (take_message(s, c.saved_message, m) && rc == MPI_SUCCESS) {
+  const MessageInfo m = t_taken;
+  if (t_taken_ok && rc == MPI_SUCCESS && s != nullptr) {
     record(Event::message(EventKind::Match, c.t_enter, m.comm, m.source, m.tag, 0, m.id));
     SharedGuard guard;
     start_request(*s, s->requests.add(*c.request, m.comm, RequestInfo::kRecv, 0, m.source, m.tag), c.t_enter);

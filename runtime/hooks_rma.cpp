@@ -77,7 +77,7 @@ void post_win_create(Call& c, int rc) {
   const std::uint64_t t = raw_now();
   State* s = state();
   const bool created = rc == MPI_SUCCESS && s != nullptr && c.newwin != nullptr && *c.newwin != MPI_WIN_NULL;
-  if (!created || !on_analyzed_thread() || !resolve_comm(c, true)) {
+  if (!created || !resolve_comm(c, true)) {  // (another thread under MULTIPLE: time only)
     call_leave(t);
     return;
   }

@@ -61,10 +61,11 @@ std::uint32_t root_region();
 // progress and cuts).
 extern constinit thread_local bool t_mpi_thread;
 inline bool on_mpi_thread() { return t_mpi_thread; }
-// True if this thread's MPI calls are analyzed: every thread's below
-// MPI_THREAD_MULTIPLE (at most one is in MPI at a time, and the program
-// orders their calls, so the tool's tables need no lock); under MULTIPLE
-// only the MPI thread's, the others' being time only (docs/design.md).
+// True if this thread's collective, RMA and communicator calls are
+// analyzed: every thread's below MPI_THREAD_MULTIPLE (at most one is in MPI
+// at a time, and the program orders their calls, so the tool's tables need
+// no lock); under MULTIPLE only the MPI thread's, the others' being time
+// only (docs/design.md).  Point-to-point calls are analyzed on every thread.
 extern std::atomic<bool> g_threads_share_mpi;
 inline bool on_analyzed_thread() { return t_mpi_thread || !g_threads_share_mpi.load(std::memory_order_relaxed); }
 

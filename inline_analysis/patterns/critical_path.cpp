@@ -27,7 +27,12 @@
 // synchronizing cut, so every epoch is booked by then.  Pieces are booked
 // into the epoch that resolves them (the run's totals are exact).
 //
-// Threads.  A segment on a thread that waited at an OpenMP barrier runs,
+// Threads.  The path has one position per rank.  Where MPI calls of
+// different threads overlapped in time (MPI_THREAD_MULTIPLE), it leaves the
+// rank only at waits of the thread it is on, and a path arriving at another
+// thread's call while the rank may hold one stays on the thread it holds
+// (the waits between threads -- joins, locks -- are not seen).
+// A segment on a thread that waited at an OpenMP barrier runs,
 // over its interval before that barrier, on the team's last thread to
 // arrive (BarrierPassFinding, omp_barrier.cpp): the thread's own waiting is
 // never on the path, the last thread's work is.
@@ -114,7 +119,9 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void waiting_p2p(SyncPoint&, SyncContext&, ByteWriter&) override {}  // (all of it is the value)
 
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
-    if (!holding()) return;
+    // (Where threads called MPI concurrently, another thread's wait is not
+    // on the path the rank holds: the path has one position per rank.)
+    if (!holding() || (ctx.concurrent() && ctx.location() != segment_location_)) return;
     const std::int64_t wait_end = sp.enter + static_cast<std::int64_t>(sp.wait * 1e9);
     if (sp.kind == SyncKind::LsRecvEarlier || (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin())) {
       // A wait for a send of the earlier window: the path leaves here where
@@ -135,7 +142,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
     Sym m = ctx.incoming(slot);
-    if (!m.zero()) take_over(sp.enter, ctx.location(), std::move(m));
+    // (Where threads called MPI concurrently, a path arriving on another
+    // thread joins the one this rank may hold, on its thread.)
+    const bool stay = ctx.concurrent() && holding();
+    if (!m.zero()) take_over(sp.enter, stay ? segment_location_ : ctx.location(), std::move(m));
   }
 
   Task<> end_walk(SyncContext& ctx) override {

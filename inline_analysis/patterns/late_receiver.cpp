@@ -30,6 +30,7 @@ class LateReceiver final : public Pattern {
   void on_epoch_end(ReplayContext&) override { late_sender_calls_.clear(); }
 
  private:
+  struct Current;
   static std::uint64_t key(int location, std::uint32_t frame) {
     return (static_cast<std::uint64_t>(location) << 32) | frame;
   }
@@ -48,38 +49,48 @@ class LateReceiver final : public Pattern {
     const std::int64_t enter = ctx.region_enter(), leave = ctx.region_leave();
     if (leave == kOpen || leave <= r->post_enter || r->post_enter <= enter) return;
     const double w = secs(r->post_enter - enter);
-    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) cur_ = Current{};
-    if (w > cur_.finding.wait) {
-      cur_.valid = true;
-      cur_.location = ctx.location();
-      cur_.frame = ctx.frame();
-      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq,
+    Current& cur = current(ctx.location());
+    if (!cur.valid || cur.frame != ctx.frame()) cur = Current{};
+    if (w > cur.finding.wait) {
+      cur.valid = true;
+      cur.frame = ctx.frame();
+      cur.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq,
                       r->epoch};
     }
   }
   // Walking backward, a call's Enter comes after all its events.
   void on_enter(const Event&, ReplayContext& ctx) {
-    if (cur_.valid && cur_.location == ctx.location() && cur_.frame == ctx.frame()) emit(ctx);
+    Current& cur = current(ctx.location());
+    if (cur.valid && cur.frame == ctx.frame()) emit(ctx, cur);
   }
   // A call entered before the window: its events were walked last.
   void on_backward_done(ReplayContext& ctx) override {
-    if (cur_.valid) emit(ctx);
+    for (Current& cur : cur_) {
+      if (cur.valid) emit(ctx, cur);
+    }
   }
-  void emit(ReplayContext& ctx) {
-    const LateReceiverFinding& f = cur_.finding;
+  void emit(ReplayContext& ctx, Current& cur) {
+    const LateReceiverFinding& f = cur.finding;
     ctx.add_at(Metric::mpi_latereceiver, f.location, f.callpath, f.wait);
     ctx.add_at(f.bytes == 0 ? Metric::mpi_slr_count : Metric::mpi_clr_count, f.location, f.callpath, 1.0);
     ctx.publish(f);
-    cur_ = Current{};
+    cur = Current{};
   }
 
   std::set<std::uint64_t> late_sender_calls_;
+  // The call being walked, per thread: under MPI_THREAD_MULTIPLE the calls
+  // of several threads interleave in the MPI view.
   struct Current {
     bool valid = false;
-    int location = -1;
     std::uint32_t frame = 0;
     LateReceiverFinding finding{};
-  } cur_;
+  };
+  Current& current(int location) {
+    const auto l = static_cast<std::size_t>(std::max(location, 0));
+    if (l >= cur_.size()) cur_.resize(l + 1);
+    return cur_[l];
+  }
+  std::vector<Current> cur_;
 };
 
 }  // namespace

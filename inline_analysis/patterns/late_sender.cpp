@@ -31,32 +31,38 @@ class LateSender final : public Pattern {
     // time in the backward replay, which would then wait for itself.
     if (s->enter > ctx.region_leave()) return;
     const double w = secs(std::min(s->enter, ctx.region_leave()) - ctx.region_enter());
-    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) {
-      cur_ = Current{};
-    }
-    if (w > cur_.finding.wait) {
-      cur_.valid = true;
-      cur_.location = ctx.location();
-      cur_.frame = ctx.frame();
-      cur_.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, s->src, s->enter, s->bytes,
+    Current& cur = current(ctx.location());
+    if (!cur.valid || cur.frame != ctx.frame()) cur = Current{};
+    if (w > cur.finding.wait) {
+      cur.valid = true;
+      cur.frame = ctx.frame();
+      cur.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, s->src, s->enter, s->bytes,
                       ctx.index(), s->seq, s->epoch == static_cast<std::uint32_t>(ctx.epoch()), s->epoch};
     }
   }
   void on_leave(const Event&, ReplayContext& ctx) {
-    if (!cur_.valid || cur_.location != ctx.location() || cur_.frame != ctx.frame()) return;
-    const LateSenderFinding& f = cur_.finding;
+    Current& cur = current(ctx.location());
+    if (!cur.valid || cur.frame != ctx.frame()) return;
+    const LateSenderFinding& f = cur.finding;
     ctx.add(Metric::mpi_latesender, f.wait);
     ctx.add(f.bytes == 0 ? Metric::mpi_sls_count : Metric::mpi_cls_count, 1.0);
     ctx.publish(f);
-    cur_ = Current{};
+    cur = Current{};
   }
 
+  // The call being walked, per thread: under MPI_THREAD_MULTIPLE the calls
+  // of several threads interleave in the MPI view.
   struct Current {
     bool valid = false;
-    int location = -1;
     std::uint32_t frame = 0;
     LateSenderFinding finding{};
-  } cur_;
+  };
+  Current& current(int location) {
+    const auto l = static_cast<std::size_t>(std::max(location, 0));
+    if (l >= cur_.size()) cur_.resize(l + 1);
+    return cur_[l];
+  }
+  std::vector<Current> cur_;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 /* A probed message received on another thread (MPI_THREAD_MULTIPLE): rank 0's
  * main thread probes the message from rank 1 (waiting 0.2 s), a second thread
- * receives it.  Only the thread that initialized MPI is analyzed: the probe
- * stays without its receive, is counted, and nothing hangs or crashes. */
+ * receives it.  Both threads' calls are analyzed: the probe is tied to the
+ * receive of its message on the other thread and has the Late Sender
+ * (probe_thread.expect). */
 #include <pthread.h>
 #include <stdio.h>
 

@@ -22,8 +22,10 @@
  * threads must still agree on the cut decisions (one of them hung before).
  *
  * Rank 0 prints "calls of other threads: N": the intercepted MPI calls the
- * threads other than the main thread made on all ranks, which onlinews
- * records as time only (attribute other_thread_calls).
+ * threads other than the main thread made on all ranks, and "collective
+ * calls of other threads: M", of which the allreduces: onlinews analyzes
+ * the point-to-point calls of every thread and records the collectives of
+ * threads other than the main thread as time only (other_thread_calls).
  *
  * At the end every rank asks MPI_Query_thread (not intercepted) whether the
  * thread level is still the one MPI_Init_thread provided; a tool that
@@ -42,6 +44,7 @@
 static MPI_Comm comms[NCOMM];
 static int iters = 120;
 static long calls[MAX_THREADS];  /* intercepted MPI calls per thread */
+static long colls[MAX_THREADS];  /* ... of them collectives */
 static int errors = 0;
 #define COLLS 40
 static MPI_Comm coll_comm;
@@ -55,6 +58,7 @@ static void* world_colls(void* arg) {
     const long n = world_size();
     if (sum != n * (n - 1) / 2 + n * i) __sync_fetch_and_add(&errors, 1);
     calls[t] += 1;
+    colls[t] += 1;
   }
   return NULL;
 }
@@ -162,12 +166,18 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rank %d: MPI_Query_thread says %d, but MPI_Init_thread provided %d\n", rank, level, provided);
     errors += 1;
   }
-  long other = 0, all_other = 0;
-  for (int t = 1; t < threads; ++t) other += calls[t];
+  long other[2] = {0, 0}, all_other[2] = {0, 0};
+  for (int t = 1; t < threads; ++t) {
+    other[0] += calls[t];
+    other[1] += colls[t];
+  }
   int all_errors = 0;
-  MPI_Reduce(&other, &all_other, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce(other, all_other, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("calls of other threads: %ld\nstatus errors: %d\n", all_other, all_errors);
+  if (rank == 0) {
+    printf("calls of other threads: %ld\ncollective calls of other threads: %ld\nstatus errors: %d\n", all_other[0],
+           all_other[1], all_errors);
+  }
   MPI_Comm_free(&comms[1]);
   MPI_Comm_free(&comms[2]);
   MPI_Finalize();

@@ -19,7 +19,7 @@ root=$(pwd)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONLINEWS_BUILD_BENCHMARKS=OFF \
       -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread > /dev/null
-cmake --build build-tsan -j "$(nproc)" --target onlinews onlinews_unit_tests thread_ring_plain probe_thread > /dev/null
+cmake --build build-tsan -j "$(nproc)" --target onlinews onlinews_unit_tests thread_ring_plain probe_thread thread_multiple > /dev/null
 logs=$(mktemp -d)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export TSAN_OPTIONS="log_path=$logs/tsan halt_on_error=0 exitcode=0"
@@ -33,6 +33,11 @@ grep -q "status errors: 0" ring.log || { tail -20 ring.log; exit 1; }
 echo "== probe_thread: a probed message received on another thread"
 mpirun --oversubscribe -np 2 -x OMPI_MCA_btl -x TSAN_OPTIONS "$root/build-tsan/tests/mpi/probe_thread" > probe.log 2>&1 ||
   { tail -20 probe.log; exit 1; }
+echo "== thread_multiple: two threads per rank exchanging at once (own tags, one tag)"
+for mode in tags same; do
+  mpirun --oversubscribe -np 2 -x OMPI_MCA_btl -x TSAN_OPTIONS "$root/build-tsan/tests/mpi/thread_multiple" $mode \
+    > multiple_$mode.log 2>&1 || { tail -20 multiple_$mode.log; exit 1; }
+done
 # One report per block between "==================" lines.
 /usr/bin/python3 - "$logs" <<'PY'
 import glob, re, sys, collections

@@ -1,0 +1,95 @@
+// MPI calls of several threads of a rank that overlap in time
+// (MPI_THREAD_MULTIPLE, inline_analysis/concurrency.cpp): messages are
+// matched per envelope, ambiguous ones are counted and left out, and each
+// thread keeps its own synchronization intervals.
+#include <catch2/catch.hpp>
+
+#include "../virtual_ranks.hpp"
+
+using namespace onlinews;
+using namespace onlinews::test;
+
+namespace {
+
+// Both ranks' main threads end in a barrier at 3.0.
+void finish(std::vector<VRank>& r) {
+  for (auto& v : r) {
+    v.on(0);
+    v.coll(3.0, 3.1, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    v.leave(3.1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("threads exchanging at once on their own tags: exact, each thread's intervals its own",
+          "[concurrency]") {
+  auto r = make_ranks(2);
+  // Rank 0: thread 1 works (kWork) until 1.0 and sends tag 1; thread 2
+  // works (kSolve) until 2.0 and sends tag 2.
+  r[0].on(1).region(0.0, 1.0, kWork);
+  r[0].send(1.0, 1.01, 1, 1);
+  r[0].leave(3.0);
+  r[0].on(2).region(0.0, 2.0, kSolve);
+  r[0].send(2.0, 2.01, 1, 2);
+  r[0].leave(3.0);
+  // Rank 1: both threads post their receives at 0.1, at once.
+  r[1].on(1).recv(0.1, 1.01, 0, 1);  // Late Sender 0.9 s
+  r[1].leave(3.0);
+  r[1].on(2).recv(0.1, 2.01, 0, 2);  // Late Sender 1.9 s
+  r[1].leave(3.0);
+  finish(r);
+  const auto res = replay(r);
+  CHECK(res[1].facts[0].concurrent_mpi_windows == 1);
+  CHECK(res[1].facts[0].ambiguous_messages == 0);
+  CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.9).margin(1e-9));
+  CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(1.9).margin(1e-9));
+  // Thread 2's interval on rank 0 runs from the window's start (its own
+  // previous point), not from thread 1's send at 1.0: its 2 s of kSolve
+  // against the receiver's 0.1 s explain the whole 1.9 s (from 1.0 on, only
+  // 1 s of kSolve would be left: 1.0 s of cost).
+  CHECK(res[0].get_at(2, Metric::delay_latesender, kSolve) == Approx(1.9).margin(1e-9));
+  CHECK(res[0].get_at(1, Metric::delay_latesender, kWork) == Approx(0.9).margin(1e-9));
+  CHECK(res[0].get_at(1, Metric::delay) + res[0].get_at(2, Metric::delay) == Approx(0.9 + 1.9).margin(1e-9));
+}
+
+TEST_CASE("overlapping sends of two threads on one envelope: matched, not analyzed", "[concurrency]") {
+  // Rank 0's threads send on tag 5 with overlapping calls: MPI may have
+  // ordered them either way.  Thread 1 sends a third message alone, later.
+  // Rank 1 receives all three on one thread.
+  auto r = make_ranks(2);
+  r[0].on(1).send(1.0, 1.5, 1, 5);
+  r[0].send(2.0, 2.01, 1, 5);
+  r[0].leave(3.0);
+  r[0].on(2).send(1.2, 1.3, 1, 5);
+  r[0].leave(3.0);
+  r[1].on(1).recv(0.1, 1.6, 0, 5);
+  r[1].recv(1.7, 1.8, 0, 5);
+  r[1].recv(1.9, 2.5, 0, 5);
+  r[1].leave(3.0);
+  finish(r);
+  const auto res = replay(r);
+  CHECK(res[1].facts[0].ambiguous_messages == 2);
+  CHECK(res[1].facts[0].unmatched_receives == 0);
+  // Only the third message is analyzed: its receive waited 0.1 s.
+  CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.1).margin(1e-9));
+}
+
+TEST_CASE("overlapping receives of two threads on one envelope: matched, not analyzed", "[concurrency]") {
+  auto r = make_ranks(2);
+  r[0].region(0.0, 1.0, kWork);
+  r[0].send(1.0, 1.01, 1, 5);
+  r[0].send(2.0, 2.01, 1, 5);
+  r[0].send(2.5, 2.51, 1, 6);  // another envelope: analyzed
+  r[1].on(1).recv(0.1, 1.01, 0, 5);
+  r[1].leave(3.0);
+  r[1].on(2).recv(0.2, 2.01, 0, 5);
+  r[1].recv(2.2, 2.51, 0, 6);  // Late Sender 0.3 s
+  r[1].leave(3.0);
+  finish(r);
+  const auto res = replay(r);
+  CHECK(res[1].facts[0].ambiguous_messages == 2);
+  CHECK(res[1].facts[0].unmatched_receives == 0);
+  CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.0).margin(1e-12));
+  CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(0.3).margin(1e-9));
+}
