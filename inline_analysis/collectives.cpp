@@ -55,7 +55,7 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
       order.emplace_back(c.gid, static_cast<std::uint16_t>(id));
       continue;
     }
-    if (c.mixed_p2p) mixed_p2p.insert(c.gid);  // nobody else to agree with
+    if (c.mixed_rma) mixed_rma.insert(c.gid);  // nobody else to agree with
     if (c.freed) retired.push_back(c.gid);
   }
   std::sort(order.begin(), order.end());
@@ -75,14 +75,14 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     CollRecord head{};
     head.max_enter = static_cast<std::int64_t>(first);
     head.min_enter = static_cast<std::int64_t>(first + n);
-    head.root_bytes = c.mixed_p2p || mixed_p2p.count(gid) != 0 ? 1 : 0;
+    head.root_bytes = c.mixed_rma || mixed_rma.count(gid) != 0 ? 1 : 0;
     head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
     head.min_leave = c.freed ? 1 : 0;  // all members freed it: release it after this epoch
     head.max_enter_rank = head.max_sender_rank = 0;
     head.max_sender_enter = 0;
     co_await t.allreduce(c, &head, 1);
     if (head.min_leave == 1) retired.push_back(gid);
-    if (head.root_bytes > 0) mixed_p2p.insert(gid);
+    if (head.root_bytes > 0) mixed_rma.insert(gid);
     if (head.root_enter > 0) mixed_collective.insert(gid);
     const auto lo = static_cast<std::uint64_t>(head.max_enter), hi = static_cast<std::uint64_t>(head.min_enter);
     const bool counted = head.root_enter == 0 && !facts.comm_analysis_skipped && !coll_resync;

@@ -51,6 +51,18 @@ Tail sweep(std::vector<Posting>& ps, const Tail* carried, std::vector<char>& out
   return g;
 }
 
+// sweep() for each envelope, from the window before's last group on it;
+// returns this window's last groups.
+std::map<MsgKey, Tail> sweep_envelopes(std::map<MsgKey, std::vector<Posting>>& by_envelope,
+                                       const std::map<MsgKey, Tail>& carried, std::vector<char>& out) {
+  std::map<MsgKey, Tail> tails;
+  for (auto& [key, ps] : by_envelope) {
+    const auto c = carried.find(key);
+    tails[key] = sweep(ps, c != carried.end() ? &c->second : nullptr, out);
+  }
+  return tails;
+}
+
 }  // namespace
 
 bool Analyzer::Impl::detect_concurrency() const {
@@ -81,26 +93,22 @@ void Analyzer::Impl::flag_ambiguous_sends(const LocationWindow& w) {
     return;
   }
   const LocationState& st = loc(w.location);
-  std::map<MsgKey, PostingTail> tails;
+  std::vector<SendRecord*> records;
   std::map<MsgKey, std::vector<Posting>> by_envelope;
   for (auto& [dest, list] : outgoing) {
-    by_envelope.clear();
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const std::size_t* ev = send_events.find(dest, list[k].seq);
+    for (SendRecord& r : list) {
+      const std::size_t* ev = send_events.find(dest, r.seq);
       if (ev == nullptr) continue;
       const EventAnnotation& a = st.annot[*ev];
-      by_envelope[{dest, list[k].comm_gid, list[k].tag}].push_back({a.enter, a.leave, origin(*ev), k});
-    }
-    std::vector<char> ambiguous(list.size(), 0);
-    for (auto& [key, ps] : by_envelope) {
-      const auto c = send_tails.find(key);
-      tails[key] = sweep(ps, c != send_tails.end() ? &c->second : nullptr, ambiguous);
-    }
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      if (ambiguous[k] != 0) list[k].flags |= sendflag::kAmbiguous;
+      by_envelope[{dest, r.comm_gid, r.tag}].push_back({a.enter, a.leave, origin(*ev), records.size()});
+      records.push_back(&r);
     }
   }
-  send_tails = std::move(tails);
+  std::vector<char> ambiguous(records.size(), 0);
+  send_tails = sweep_envelopes(by_envelope, send_tails, ambiguous);
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    if (ambiguous[k] != 0) records[k]->flags |= sendflag::kAmbiguous;
+  }
 }
 
 std::vector<char> Analyzer::Impl::ambiguous_receives(const LocationWindow& w) {
@@ -116,12 +124,7 @@ std::vector<char> Analyzer::Impl::ambiguous_receives(const LocationWindow& w) {
     const auto [enter, leave] = posting_times(cr, st);
     by_envelope[{cr.src, cr.comm_gid, cr.tag}].push_back({enter, leave, cr.post_location, k});
   }
-  std::map<MsgKey, PostingTail> tails;
-  for (auto& [key, ps] : by_envelope) {
-    const auto c = recv_tails.find(key);
-    tails[key] = sweep(ps, c != recv_tails.end() ? &c->second : nullptr, ambiguous);
-  }
-  recv_tails = std::move(tails);
+  recv_tails = sweep_envelopes(by_envelope, recv_tails, ambiguous);
   return ambiguous;
 }
 

@@ -84,9 +84,9 @@ struct CommDef {
   std::vector<int> world_ranks;   // member i's rank in MPI_COMM_WORLD
   bool usable = true;             // false: intercommunicator or unknown (time only)
   bool window = false;            // an RMA window (registered as a communicator: runtime/comms.hpp)
-  // Used by a thread whose calls are not analyzed (runtime/comms.hpp), for
-  // point-to-point calls / collectives: those are not matched.
-  bool mixed_p2p = false, mixed_collective = false;
+  // Used by a thread whose RMA calls / collectives are not analyzed
+  // (runtime/comms.hpp): those are left out.
+  bool mixed_rma = false, mixed_collective = false;
   bool freed = false;             // freed by the application, requests done: may be released
   // First boundary whose epoch (the one it ends) takes this communicator
   // into the per-communicator agreements: every member has created it by

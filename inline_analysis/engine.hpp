@@ -132,10 +132,12 @@ struct Analyzer::Impl {
     return view_merged() ? (i < view_loc.size() ? view_loc[i] : 0) : (view != nullptr ? view->location : 0);
   }
   // concurrency.cpp (MPI_THREAD_MULTIPLE): whether MPI calls of different
-  // threads overlap in time in this window's view (then the backward
-  // replay keeps one sequence of synchronization points per thread), and
-  // which messages MPI may have matched in another order than observed:
-  // postings on one envelope from several threads whose calls overlap.
+  // threads overlap in time in this window's view (make_view), then whether
+  // they did on any rank (run_epoch agrees: the backward replay of every
+  // rank then keeps one sequence of synchronization points per thread);
+  // and which messages MPI may have matched in another order than
+  // observed: postings on one envelope from several threads whose calls
+  // overlap.
   bool concurrent = false;
   std::map<MsgKey, PostingTail> send_tails, recv_tails;  // per envelope ({dest or source, gid, tag}): for the next window
   bool detect_concurrency() const;
@@ -166,10 +168,10 @@ struct Analyzer::Impl {
   // Windows left to match carefully after one that lost events (see
   // exchange_and_match): sends of the lost window are gone from `pending`.
   int realign = 0;
-  // Communicators some member used from a thread that is not analyzed, for
-  // point-to-point calls / for collectives (agreed by all members, never
-  // forgotten): their messages / instances are left out of the matching.
-  std::set<std::uint64_t> mixed_p2p, mixed_collective;
+  // Windows / communicators some member used from a thread whose RMA calls /
+  // collectives are not analyzed (MPI_THREAD_MULTIPLE; agreed by all
+  // members, never forgotten): their RMA epochs / instances are left out.
+  std::set<std::uint64_t> mixed_rma, mixed_collective;
   std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
   std::uint32_t current_match = 0;                    // message id of the Match just seen
   std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
@@ -345,7 +347,6 @@ struct Analyzer::Impl {
   // Per communicator, with its members: the instance count of this window
   // and whether it is mixed.
   Task<> agree_comms(Transport& t);
-  bool is_mixed(std::uint64_t gid) const { return mixed_p2p.count(gid) != 0; }
   // Whether a point-to-point wait of this rank gets a synchronization
   // point (counts the others).  The sender of a Late Sender decides alike
   // from the same value in the reply (is_traced).

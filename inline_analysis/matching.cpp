@@ -170,25 +170,11 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
 }
 
 Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
-  // Messages on mixed communicators are left out on both sides (the set is
-  // agreed, so sender and receiver skip the same ones).
   flag_ambiguous_sends(w);
-  std::map<int, std::vector<SendRecord>> filtered;
-  if (!mixed_p2p.empty()) {
-    for (const auto& [dest, list] : outgoing) {
-      auto& o = filtered[dest];
-      for (const auto& r : list) {
-        if (!is_mixed(r.comm_gid)) o.push_back(r);
-      }
-    }
-  }
-  for (const auto& [src, list] : co_await exchange_records(t, mixed_p2p.empty() ? outgoing : filtered)) {
+  for (const auto& [src, list] : co_await exchange_records(t, outgoing)) {
     for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
   }
   outgoing.clear();  // (sent: the sends' times live in their events)
-  for (auto it = pending.begin(); it != pending.end();) {
-    it = is_mixed(it->first.gid) ? pending.erase(it) : std::next(it);
-  }
   if (facts.comm_analysis_skipped) {
     // Alignment is lost: start afresh after this window (documented).
     for (const auto& [key, q] : pending) facts.unmatched_receives += q.size();
@@ -221,7 +207,6 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
   const std::vector<char> ambiguous = ambiguous_receives(w);
   for (std::size_t k = 0; k < completed.size(); ++k) {
     const CompletedRecv& cr = completed[k];
-    if (is_mixed(cr.comm_gid)) continue;
     auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
     std::size_t reserved = 0;
     if (!open_by_envelope.empty()) {

@@ -21,6 +21,26 @@ namespace onlinews::analysis {
 class ReplayContext;
 class SyncHandler;
 
+// State a pattern keeps per location (thread of this rank), grown at a
+// location's first use.  Under MPI_THREAD_MULTIPLE and with OpenMP the
+// events of several threads interleave in a walk.
+template <class T>
+class PerLocation {
+ public:
+  T& operator[](int location) {
+    const auto l = static_cast<std::size_t>(location > 0 ? location : 0);
+    if (l >= v_.size()) v_.resize(l + 1);
+    return v_[l];
+  }
+  typename std::vector<T>::iterator begin() { return v_.begin(); }
+  typename std::vector<T>::iterator end() { return v_.end(); }
+  typename std::vector<T>::const_iterator begin() const { return v_.begin(); }
+  typename std::vector<T>::const_iterator end() const { return v_.end(); }
+
+ private:
+  std::vector<T> v_;
+};
+
 enum class Phase : std::uint8_t { Forward = 0, Backward = 1 };
 
 // Handlers are stored per (phase, event kind) and per finding kind; the replay

@@ -94,7 +94,7 @@ void Analyzer::Impl::rma_event(const LocationWindow& w, const LocationState& st,
   if (c == nullptr || !c->window) return;
   // A window some member used from a thread that is not analyzed: its
   // partners' records may never come.
-  if (mixed_p2p.count(c->gid) != 0 || mixed_collective.count(c->gid) != 0) return;
+  if (mixed_rma.count(c->gid) != 0 || mixed_collective.count(c->gid) != 0) return;
   const CallRef call = call_at(st, i);
   if (e.kind == EventKind::WinLock || e.kind == EventKind::WinUnlock || e.kind == EventKind::WinFlush ||
       payload_of(e.kind) == EventPayload::Rma) {

@@ -94,12 +94,13 @@ class CommRegistry {
   // Releases all tool duplicates (MPI_Finalize).
   void release_all();
 
-  // A thread whose MPI calls are not analyzed used communicator `id` for
-  // point-to-point calls (kMixedP2P) or collectives (kMixedCollective): the
-  // messages, or the collective instances, on it can no longer be matched
-  // completely, so the analysis leaves them out (agreed with the other
-  // members every epoch).
-  static constexpr std::uint8_t kMixedP2P = 1, kMixedCollective = 2;
+  // A thread whose RMA calls and collectives are not analyzed
+  // (MPI_THREAD_MULTIPLE: not the MPI thread) used window `id` for RMA calls
+  // (kMixedRma) or communicator or window `id` for collectives
+  // (kMixedCollective): its RMA epochs, or collective instances, can no
+  // longer be matched completely, so the analysis leaves them out (agreed
+  // with the other members every epoch).
+  static constexpr std::uint8_t kMixedRma = 1, kMixedCollective = 2;
   void mark_mixed(int id, std::uint8_t how) {
     if (id >= 0 && id < kMaxIds) mixed_[id].fetch_or(how, std::memory_order_relaxed);
   }
@@ -112,7 +113,7 @@ class CommRegistry {
     int n = 0;
     for (std::size_t id = 0; id < defs_.comms.size(); ++id) {
       const std::uint8_t m = mixed(static_cast<int>(id));
-      defs_.comms[id].mixed_p2p = (m & kMixedP2P) != 0;
+      defs_.comms[id].mixed_rma = (m & kMixedRma) != 0;
       defs_.comms[id].mixed_collective = (m & kMixedCollective) != 0;
       n += m != 0 ? 1 : 0;
     }

@@ -28,7 +28,7 @@ inline bool resolve_id(Call& c, Use use, Lookup lookup) {
   if (use != Use::P2P && !on_analyzed_thread()) {
     count_time_only_call();
     const bool collective = use == Use::Collective || use == Use::RmaCollective;
-    s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedP2P);
+    s->comms.mark_mixed(id, collective ? CommRegistry::kMixedCollective : CommRegistry::kMixedRma);
     if (use == Use::Collective && id != kUnknownComm) {
       c.comm_id = static_cast<std::uint16_t>(id);
       c.decide_only = true;

@@ -49,7 +49,7 @@ class LateReceiver final : public Pattern {
     const std::int64_t enter = ctx.region_enter(), leave = ctx.region_leave();
     if (leave == kOpen || leave <= r->post_enter || r->post_enter <= enter) return;
     const double w = secs(r->post_enter - enter);
-    Current& cur = current(ctx.location());
+    Current& cur = cur_[ctx.location()];
     if (!cur.valid || cur.frame != ctx.frame()) cur = Current{};
     if (w > cur.finding.wait) {
       cur.valid = true;
@@ -60,7 +60,7 @@ class LateReceiver final : public Pattern {
   }
   // Walking backward, a call's Enter comes after all its events.
   void on_enter(const Event&, ReplayContext& ctx) {
-    Current& cur = current(ctx.location());
+    Current& cur = cur_[ctx.location()];
     if (cur.valid && cur.frame == ctx.frame()) emit(ctx, cur);
   }
   // A call entered before the window: its events were walked last.
@@ -78,19 +78,14 @@ class LateReceiver final : public Pattern {
   }
 
   std::set<std::uint64_t> late_sender_calls_;
-  // The call being walked, per thread: under MPI_THREAD_MULTIPLE the calls
-  // of several threads interleave in the MPI view.
+  // The call being walked, per thread (calls of several threads interleave
+  // in the MPI view under MPI_THREAD_MULTIPLE).
   struct Current {
     bool valid = false;
     std::uint32_t frame = 0;
     LateReceiverFinding finding{};
   };
-  Current& current(int location) {
-    const auto l = static_cast<std::size_t>(std::max(location, 0));
-    if (l >= cur_.size()) cur_.resize(l + 1);
-    return cur_[l];
-  }
-  std::vector<Current> cur_;
+  PerLocation<Current> cur_;
 };
 
 }  // namespace

@@ -31,7 +31,7 @@ class LateSender final : public Pattern {
     // time in the backward replay, which would then wait for itself.
     if (s->enter > ctx.region_leave()) return;
     const double w = secs(std::min(s->enter, ctx.region_leave()) - ctx.region_enter());
-    Current& cur = current(ctx.location());
+    Current& cur = cur_[ctx.location()];
     if (!cur.valid || cur.frame != ctx.frame()) cur = Current{};
     if (w > cur.finding.wait) {
       cur.valid = true;
@@ -41,7 +41,7 @@ class LateSender final : public Pattern {
     }
   }
   void on_leave(const Event&, ReplayContext& ctx) {
-    Current& cur = current(ctx.location());
+    Current& cur = cur_[ctx.location()];
     if (!cur.valid || cur.frame != ctx.frame()) return;
     const LateSenderFinding& f = cur.finding;
     ctx.add(Metric::mpi_latesender, f.wait);
@@ -50,19 +50,14 @@ class LateSender final : public Pattern {
     cur = Current{};
   }
 
-  // The call being walked, per thread: under MPI_THREAD_MULTIPLE the calls
-  // of several threads interleave in the MPI view.
+  // The call being walked, per thread (calls of several threads interleave
+  // in the MPI view under MPI_THREAD_MULTIPLE).
   struct Current {
     bool valid = false;
     std::uint32_t frame = 0;
     LateSenderFinding finding{};
   };
-  Current& current(int location) {
-    const auto l = static_cast<std::size_t>(std::max(location, 0));
-    if (l >= cur_.size()) cur_.resize(l + 1);
-    return cur_[l];
-  }
-  std::vector<Current> cur_;
+  PerLocation<Current> cur_;
 };
 
 }  // namespace

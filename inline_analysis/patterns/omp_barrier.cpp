@@ -140,11 +140,6 @@ class OmpBarrier final : public Pattern {
   // many epochs.
   static constexpr int kKeepWaiting = 64, kKeepExplained = 3;
 
-  Thread& thread(int loc) {
-    const auto l = static_cast<std::size_t>(loc);
-    if (l >= threads_.size()) threads_.resize(l + 1);
-    return threads_[l];
-  }
   // The time since the thread's previous Enter/Leave was spent at `cp`.
   void charge(ReplayContext& ctx, Thread& t, std::uint32_t cp, std::int64_t now) {
     const std::int64_t last = t.last;
@@ -157,7 +152,7 @@ class OmpBarrier final : public Pattern {
     }
   }
   void on_enter(const Event& e, ReplayContext& ctx) {
-    Thread& t = thread(ctx.location());
+    Thread& t = threads_[ctx.location()];
     // (Outside a team only an implicit task's Enter, which names its team, matters.)
     if (t.team == 0 && e.team() == 0) return;
     seen_team_ = true;
@@ -186,7 +181,7 @@ class OmpBarrier final : public Pattern {
     }
   }
   void on_leave(const Event& e, ReplayContext& ctx) {
-    Thread& t = thread(ctx.location());
+    Thread& t = threads_[ctx.location()];
     if (t.team == 0) return;
     const std::uint32_t cp = ctx.callpath();
     const auto now = static_cast<std::int64_t>(e.time);
@@ -292,7 +287,7 @@ class OmpBarrier final : public Pattern {
   }
 
   bool seen_team_ = false;       // (MPI waits matter only once there are teams)
-  std::vector<Thread> threads_;  // per location
+  PerLocation<Thread> threads_;
   std::map<std::pair<std::uint64_t, std::uint32_t>, Instance> pending_;  // (team, ordinal)
   std::map<int, std::vector<MpiWait>> mpi_waits_;
   std::vector<std::uint64_t> keys_;  // per call path (0: not computed)

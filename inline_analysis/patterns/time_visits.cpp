@@ -92,9 +92,7 @@ class TimeVisits final : public Pattern {
   }
   // Time since the location's previous Enter/Leave belongs to `cp`.
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
-    const auto loc = static_cast<std::size_t>(ctx.location());
-    if (loc >= locs_.size()) locs_.resize(loc + 1);
-    Loc& l = locs_[loc];
+    Loc& l = locs_[ctx.location()];
     if (cp != kNoCallpath && l.last != kNever && now > l.last) {
       const Chain& c = chain(ctx, cp);
       if (c.team || !l.worker) ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - l.last));
@@ -106,7 +104,7 @@ class TimeVisits final : public Pattern {
     // (An implicit task's Enter names its team.  A nested team's workers
     // keep their time: omp_idle.cpp books outermost teams only.)
     if (e.team() != 0 && (e.flags & evflag::kNestedTeam) == 0 && chain(ctx, ctx.callpath()).worker_task) {
-      locs_[static_cast<std::size_t>(ctx.location())].worker = true;
+      locs_[ctx.location()].worker = true;
     }
     ctx.add(Metric::visits, 1.0);
   }
@@ -119,7 +117,7 @@ class TimeVisits final : public Pattern {
     std::int64_t last = kNever;  // the previous Enter/Leave
     bool worker = false;         // a worker of some team
   };
-  std::vector<Loc> locs_;      // per location, persists across epochs
+  PerLocation<Loc> locs_;      // persists across epochs
   std::vector<Chain> chains_;  // per call path (call-path ids are stable)
   OmpRoles roles_;
 };

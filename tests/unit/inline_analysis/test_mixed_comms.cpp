@@ -1,6 +1,7 @@
-// Communicators used by threads whose calls are not analyzed ("mixed",
-// runtime/comms.hpp): one member's flag is enough for every member to leave
-// their messages (or collective instances) out, and it stays set.
+// Communicators used for collectives by threads whose collectives are not
+// analyzed ("mixed", runtime/comms.hpp; point-to-point calls are analyzed on
+// every thread): one member's flag is enough for every member to leave the
+// instances out, and it stays set.
 #include <catch2/catch.hpp>
 
 #include "../virtual_ranks.hpp"
@@ -29,24 +30,6 @@ std::vector<VRank> program() {
 }
 
 }  // namespace
-
-TEST_CASE("a communicator mixed on one rank is left out of the matching on both", "[mixed]") {
-  auto base = program();
-  auto plain = replay(base);
-  CHECK(plain[1].get(Metric::mpi_latesender) == Approx(2 * 0.8));
-  CHECK(plain[0].get(Metric::mpi_barrier_wait) == Approx(2 * 0.1));
-
-  auto ranks = program();
-  ranks[1].defs.comms[0].mixed_p2p = true;  // only the receiver knows
-  auto res = replay(ranks);
-  // No Late Sender on the receiver, and the sender got no reply (its send is
-  // not counted as matched either way).
-  CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
-  CHECK(res[1].facts[0].unmatched_receives == 0);
-  CHECK(res[1].facts[1].unmatched_receives == 0);
-  // Collectives on it are still analyzed: only point-to-point use was mixed.
-  CHECK(res[0].get(Metric::mpi_barrier_wait) == Approx(2 * 0.1));
-}
 
 TEST_CASE("collectives of a communicator mixed for collectives are skipped on every member", "[mixed]") {
   auto ranks = program();
