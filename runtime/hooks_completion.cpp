@@ -24,7 +24,7 @@ struct Claim {
   RequestInfo info;
 };
 thread_local std::vector<Claim> t_claims;
-bool t_claiming = false;
+thread_local bool t_claiming = false;
 
 void claim(const MPI_Request* handles, int n) {
   t_claiming = g_threads_share_mpi.load(std::memory_order_relaxed);
