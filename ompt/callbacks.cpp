@@ -262,4 +262,22 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
   }
 }
 
+// Dispatch (OpenMP 5.1; libomp 16 delivers it, libomp 14 never): the
+// thread begins its share of a sections construct, or a chunk of a loop's
+// iterations.  A share of sections is a region ("!$omp section") from its
+// dispatch to the next one or to the end of the construct (which leaves
+// what is above it).  Chunks are only counted: a dynamic schedule's chunk
+// may be a few iterations, and an event pair per chunk would cost about as
+// much as the chunk.  (libomp runs GCC-compiled sections as a loop whose
+// chunks are the sections.)
+void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t kind, ompt_data_t) {
+  if (kind == ompt_dispatch_section) {
+    if (t_open.overflow == 0 && t_open.depth > 0 && t_open.at[t_open.depth - 1] == OmpConstruct::Section) {
+      leave(OmpConstruct::Section);
+    }
+    return enter(OmpConstruct::Section);
+  }
+  if (rt::recording() && rt::t_buffer != nullptr) rt::t_buffer->count_dispatched_chunk();
+}
+
 }  // namespace onlinews::ompt

@@ -27,5 +27,6 @@ void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void* co
 void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t* frame, ompt_data_t* new_task, int flags,
                     int has_dependences, const void* codeptr);
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t prior_status, ompt_data_t* next);
+void on_dispatch(ompt_data_t* parallel, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance);
 
 }  // namespace onlinews::ompt

@@ -70,8 +70,8 @@ bool tool_started() { return g_started; }
 void report_support(int verbose) {
   if (g_started) {
     if (g_unavailable > 0 && verbose >= 1) {
-      std::fprintf(stderr, "onlinews: the OpenMP runtime does not deliver %d OMPT callback%s (%s%s): those "
-                   "constructs are not recorded\n", g_unavailable, g_unavailable == 1 ? "" : "s", g_missing,
+      std::fprintf(stderr, "onlinews: the OpenMP runtime does not deliver %d OMPT callback%s (%s%s): what "
+                   "they report is not recorded\n", g_unavailable, g_unavailable == 1 ? "" : "s", g_missing,
                    g_unavailable > 1 ? ", ..." : "");
     }
     return;

@@ -52,6 +52,12 @@ class ThreadBuffer {
     time_only_calls_.store(time_only_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::uint64_t time_only_calls() const { return time_only_calls_.load(std::memory_order_relaxed); }
+  // Loop chunks the OpenMP runtime dispatched to this thread (OMPT
+  // dispatch: counted, not recorded).  Owner writes; anyone reads.
+  void count_dispatched_chunk() {
+    chunks_.store(chunks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::uint64_t dispatched_chunks() const { return chunks_.load(std::memory_order_relaxed); }
   // A successful poll after unsuccessful ones continues their open visit:
   // its events and Leave close it.
   void resume_poll() { deferred_leave_ = 0; }
@@ -118,6 +124,7 @@ class ThreadBuffer {
   std::uint32_t deferred_region_ = 0;
   std::atomic<std::uint64_t> coalesced_{0};  // polls folded into an earlier one (owner writes)
   std::atomic<std::uint64_t> time_only_calls_{0};  // owner writes
+  std::atomic<std::uint64_t> chunks_{0};           // owner writes
   std::atomic<std::uint64_t> dropped_{0};
 };
 

@@ -62,11 +62,12 @@ void finish_output(State& s) {
   PMPI_Allreduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, s.tool_world);
   // Sums: [0] calls on untracked communicators, [1] unsuccessful polls
   // folded into visits, [2] calls of threads that are not analyzed (time
-  // only), [3] ranks with an analysis thread, [4] nested OpenMP teams;
-  // [5] most mixed communicators on one rank (a maximum).
-  unsigned long long counts[6] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
-                                  s.analysis_thread ? 1ULL : 0ULL, 0, 0},
-                     sums[6] = {};
+  // only), [3] ranks with an analysis thread, [4] nested OpenMP teams, [5]
+  // OpenMP loop chunks dispatched; [6] most mixed communicators on one rank
+  // (a maximum).
+  unsigned long long counts[7] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
+                                  s.analysis_thread ? 1ULL : 0ULL, 0, 0, 0},
+                     sums[7] = {};
 #if ONLINEWS_HAVE_OMPT
   counts[4] = ompt::nested_teams();
 #endif
@@ -74,13 +75,15 @@ void finish_output(State& s) {
     if (const ThreadBuffer* b = s.buffers.at(i)) {
       counts[1] += b->coalesced_polls();
       counts[2] += b->time_only_calls();
+      counts[5] += b->dispatched_chunks();
     }
   }
-  PMPI_Allreduce(counts, sums, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
-  counts[5] = static_cast<unsigned long long>(s.mixed_comms);
-  PMPI_Allreduce(&counts[5], &sums[5], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
+  PMPI_Allreduce(counts, sums, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  counts[6] = static_cast<unsigned long long>(s.mixed_comms);
+  PMPI_Allreduce(&counts[6], &sums[6], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
   const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
-                           helper_ranks = sums[3], nested_teams = sums[4], mixed_comms = sums[5];
+                           helper_ranks = sums[3], nested_teams = sums[4], omp_chunks = sums[5],
+                           mixed_comms = sums[6];
   // The analysis's local work run by analysis threads, summed over ranks.
   double helper_seconds = s.transport->scheduler().helper_seconds(), all_helper_seconds = 0;
   PMPI_Allreduce(&helper_seconds, &all_helper_seconds, 1, MPI_DOUBLE, MPI_SUM, s.tool_world);
@@ -127,6 +130,7 @@ void finish_output(State& s) {
     s.h5->set_attr("other_thread_calls", static_cast<std::int64_t>(all_other_thread));
     s.h5->set_attr("mixed_communicators", static_cast<std::int64_t>(mixed_comms));
     s.h5->set_attr("omp_nested_teams", static_cast<std::int64_t>(nested_teams));
+    s.h5->set_attr("omp_dispatched_chunks", static_cast<std::int64_t>(omp_chunks));
     s.h5->set_attr("time_only_epochs", static_cast<std::int64_t>(s.totals.skipped));
     s.h5->set_attr("sync_cuts", static_cast<std::int64_t>(s.totals.sync_cuts));
     s.h5->set_attr("requested_cuts", static_cast<std::int64_t>(s.totals.requested_cuts));

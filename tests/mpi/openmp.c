@@ -44,7 +44,11 @@
  *              cuts then fall inside open parallel regions (omp_online.py).
  *   nested     2 levels active: an outer team of 2 whose threads each run
  *              an inner team of 2 that sleeps 0.1 s in "inner" (2 nested
- *              teams per rank; not analyzed as teams, counted). */
+ *              teams per rank; not analyzed as teams, counted).
+ *   sections   a sections construct of 3 sections that sleep 0.1, 0.2 and
+ *              0.3 s (one per thread: the team waits 0.2 + 0.1 + 0.3 s in
+ *              its implicit barrier), then a loop of 40 iterations of
+ *              0.005 s, schedule(dynamic, 1): 40 chunks (OMPT dispatch). */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -198,6 +202,23 @@ static void nested(void) {
   }
 }
 
+static void sections(void) {
+#pragma omp parallel
+  {
+#pragma omp sections
+    {
+#pragma omp section
+      sleep_s(0.1);
+#pragma omp section
+      sleep_s(0.2);
+#pragma omp section
+      sleep_s(0.3);
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < 40; ++i) sleep_s(0.005);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   const char* mode = argc > 1 ? argv[1] : "imbalance";
@@ -218,6 +239,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "latesender") == 0) latesender();
   if (strcmp(mode, "nested") == 0) nested();
   if (strcmp(mode, "funneled") == 0) funneled();
+  if (strcmp(mode, "sections") == 0) sections();
   if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
