@@ -1,5 +1,8 @@
-// Call-path tree of one rank: a node is (parent node, region).  Ids are local
-// to the rank and stable for the whole run; the postpass unifies them.
+// Call-path tree of one rank: a node is (parent node, region, call site).
+// The call site is an MPI call's return address into the application (0:
+// none; Event::site()), resolved to a name only at MPI_Finalize
+// (postpass/callsites.cpp).  Ids are local to the rank and stable for the
+// whole run; the postpass unifies them.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -14,12 +17,13 @@ class CallpathTree {
   struct Node {
     std::uint32_t parent;  // kNoCallpath for a root
     std::uint32_t region;
+    std::uint64_t site = 0;
   };
-  std::uint32_t child(std::uint32_t parent, std::uint32_t region) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 32) | region;
+  std::uint32_t child(std::uint32_t parent, std::uint32_t region, std::uint64_t site = 0) {
+    const Key key{(static_cast<std::uint64_t>(parent) << 32) | region, site};
     // Loops enter the same few call paths again and again: a direct-mapped
     // cache in front of the hash map.
-    Slot& slot = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
+    Slot& slot = cache_[(KeyHash{}(key)) >> (64 - kCacheBits)];
     if (slot.key == key) return slot.id;
     auto it = index_.find(key);
     std::uint32_t id;
@@ -27,7 +31,7 @@ class CallpathTree {
       id = it->second;
     } else {
       id = static_cast<std::uint32_t>(nodes_.size());
-      nodes_.push_back({parent, region});
+      nodes_.push_back({parent, region, site});
       index_.emplace(key, id);
     }
     slot = {key, id};
@@ -39,13 +43,20 @@ class CallpathTree {
 
  private:
   static constexpr int kCacheBits = 10;
+  struct Key {
+    std::uint64_t path = ~0ull, site = ~0ull;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const { return (k.path ^ (k.site * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull; }
+  };
   struct Slot {
-    std::uint64_t key = ~0ull;
+    Key key;
     std::uint32_t id = 0;
   };
   std::vector<Slot> cache_ = std::vector<Slot>(std::size_t{1} << kCacheBits);
   std::vector<Node> nodes_;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  std::unordered_map<Key, std::uint32_t, KeyHash> index_;
 };
 
 }  // namespace onlinews::analysis

@@ -132,7 +132,7 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     if (e.kind == EventKind::Enter) {
       omp_seen = omp_seen || e.team() != 0;
       const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
-      const std::uint32_t cp = callpaths.child(parent, e.region());
+      const std::uint32_t cp = callpaths.child(parent, e.region(), e.site());
       st.stack.push_back({cp, t, next_frame++});
       a = {t, kOpen, cp, st.stack.back().frame};
     } else if (!st.stack.empty()) {

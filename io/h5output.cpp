@@ -211,7 +211,8 @@ bool H5Output::append_epoch_end() {
 }
 
 bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
-                                 const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics) {
+                                 const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
+                                 const std::vector<CallsiteRow>& callsites) {
   if (file_ < 0) return false;
   QuietH5 quiet;
   hid_t g = H5Gcreate2(file_, "definitions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -236,7 +237,22 @@ bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const st
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(CallpathRow));
     H5Tinsert(t, "parent", HOFFSET(CallpathRow, parent), H5T_NATIVE_INT64);
     H5Tinsert(t, "region", HOFFSET(CallpathRow, region), H5T_NATIVE_INT64);
+    H5Tinsert(t, "callsite", HOFFSET(CallpathRow, callsite), H5T_NATIVE_INT64);
     ok = write_table(g, "callpaths", t, callpaths.data(), callpaths.size()) && ok;
+    H5Tclose(t);
+  }
+  {
+    struct Row {
+      const char *function, *file;
+      std::int64_t line;
+    };
+    std::vector<Row> rows;
+    for (const auto& c : callsites) rows.push_back({c.function.c_str(), c.file.c_str(), c.line});
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(Row));
+    H5Tinsert(t, "function", HOFFSET(Row, function), s);
+    H5Tinsert(t, "file", HOFFSET(Row, file), s);
+    H5Tinsert(t, "line", HOFFSET(Row, line), H5T_NATIVE_INT64);
+    ok = write_table(g, "callsites", t, rows.data(), rows.size()) && ok;
     H5Tclose(t);
   }
   {

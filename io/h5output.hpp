@@ -34,6 +34,11 @@ struct RegionRow {
 };
 struct CallpathRow {
   std::int64_t parent = -1, region = 0;
+  std::int64_t callsite = -1;  // row of /definitions/callsites (an MPI call's call site), -1: none
+};
+struct CallsiteRow {
+  std::string function, file;  // file empty (and line 0) without debug information
+  std::int64_t line = 0;
 };
 struct LocationRow {
   std::int32_t rank = 0, thread = 0;
@@ -71,7 +76,8 @@ class H5Output {
   bool append_epoch_end();
   std::size_t metric_count() const { return metric_names_.size(); }
   bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
-                         const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics);
+                         const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
+                         const std::vector<CallsiteRow>& callsites);
   bool write_topology(const Topology& topo);
   void close();
 

@@ -29,13 +29,25 @@ inline constexpr analysis::Metric kWaitStates[] = {
     analysis::Metric::mpi_rma_comm_late_post, analysis::Metric::mpi_rma_sync_lock_competition,
     analysis::Metric::mpi_rma_comm_lock_competition, analysis::Metric::mpi_rma_wait_for_progress,
 };
+// OpenMP: waits of threads for their team, and idle threads (not in
+// kWaitStates: the critical path's processing time keeps them).  The
+// summary lists both, and the file names both (attribute wait_states).
+inline constexpr analysis::Metric kOmpWaits[] = {
+    analysis::Metric::omp_ebarrier_wait, analysis::Metric::omp_ibarrier_wait,
+    analysis::Metric::omp_lock_contention_critical, analysis::Metric::omp_lock_contention_api,
+    analysis::Metric::omp_idle_threads,
+};
 
 struct Unified {
   std::int64_t n_callpaths = 0;              // all ranks
   std::vector<std::int64_t> callpath_map;    // this rank: local call path -> global id
   std::vector<io::RegionRow> regions;        // rank 0: global region table
   std::vector<io::CallpathRow> callpaths;    // rank 0: global call-path table
+  std::vector<io::CallsiteRow> callsites;    // rank 0: global call-site table
 };
+
+// Names this process's call sites (code addresses; callsites.cpp), in order.
+std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites);
 
 // Collective over `comm` (rank 0 does the merging).
 Unified unify(const analysis::Definitions& defs, const analysis::CallpathTree& tree, MPI_Comm comm);
@@ -77,5 +89,7 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
 
 // "main > solve > MPI_Recv" for a global call path (rank 0).
 std::string callpath_name(const Unified& u, std::int64_t cp);
+// "function (file.c:line)", or the function alone without debug information.
+std::string callsite_name(const io::CallsiteRow& site);
 
 }  // namespace onlinews::postpass

@@ -101,12 +101,7 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   };
   for (Metric m : kWaitStates) add_row(m);
   add_row(Metric::mpi_latesender_wo);
-  // OpenMP: waits of threads for their team, and idle threads (not in
-  // kWaitStates: the critical path's processing time keeps them).
-  for (Metric m : {Metric::omp_ebarrier_wait, Metric::omp_ibarrier_wait, Metric::omp_lock_contention_critical,
-                   Metric::omp_lock_contention_api, Metric::omp_idle_threads}) {
-    add_row(m);
-  }
+  for (Metric m : kOmpWaits) add_row(m);
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (rows.size() > static_cast<std::size_t>(in.rows)) rows.resize(static_cast<std::size_t>(in.rows));
   // Wrong Order goes right below Late Sender.

@@ -75,6 +75,9 @@ constexpr std::uint8_t kExclusiveLock = 128;  // MPI_Win_lock with MPI_LOCK_EXCL
 // On the Enter of a parallel construct or implicit task (Enter has no other
 // flags): a team forked inside another team's implicit task.
 constexpr std::uint8_t kNestedTeam = 1;
+// On the Enter of an MPI call: its bytes field holds the call site (the
+// application's return address from the call; site()).
+constexpr std::uint8_t kCallSite = 2;
 }  // namespace evflag
 
 // Wildcards as recorded in RecvRequest events (the runtime normalizes the MPI
@@ -96,8 +99,12 @@ struct Event {
   // (payload_of() says which one a kind has).
   std::uint32_t region() const { return static_cast<std::uint32_t>(peer); }  // Region
   std::int32_t team_size() const { return tag; }  // Region, of an OpenMP implicit task (0: not known)
-  std::uint64_t team() const { return bytes; }     // ... its team's id, unique in the process (0: not known);
-                                                   // also of a parallel construct (the team it forks)
+  std::uint64_t team() const {  // ... its team's id, unique in the process (0: not known);
+    return (flags & evflag::kCallSite) != 0 ? 0 : bytes;  // also of a parallel construct (the team it forks)
+  }
+  std::uint64_t site() const {  // Region, of an MPI call: its call site (a code address; 0: not known)
+    return (flags & evflag::kCallSite) != 0 ? bytes : 0;
+  }
   std::int32_t root() const { return peer; }        // Collective: rank in comm, -1 none
   std::int32_t target() const { return peer; }      // Rma, RmaSync: the target's rank in the window (-1: all)
   std::uint64_t bytes_out() const { return bytes; }  // Collective, Rma: bytes sent
@@ -124,6 +131,10 @@ struct Event {
     e.peer = static_cast<std::int32_t>(region);
     e.tag = team_size;
     e.bytes = team;
+    return e;
+  }
+  static Event call_enter(std::uint64_t t, std::uint32_t region, const void* site) {
+    Event e = enter(t, region, 0, reinterpret_cast<std::uintptr_t>(site), site != nullptr ? evflag::kCallSite : 0);
     return e;
   }
   static Event leave(std::uint64_t t) {

@@ -127,10 +127,14 @@ inline void count_time_only_call() {
   if (b != nullptr) b->count_time_only_call();
 }
 
+// The Enter of the intercepted call itself, with its call site.
+inline Event call_enter_event(const Call& c, std::uint64_t t) {
+  return Event::call_enter(t, c.region, g_callsites.load(std::memory_order_relaxed) ? c.caller : nullptr);
+}
 // Shared by the hooks: enter/leave of the intercepted call itself.
 inline void call_enter(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
-  record_enter(c.t_enter, c.region);
+  record(call_enter_event(c, c.t_enter));
 }
 inline void call_leave() { record_leave(raw_now()); }
 // For hooks that record an event right before the Leave: one timestamp for both.

@@ -84,7 +84,7 @@ inline void poll_found(Call& c) {
     b->resume_poll();
     return;
   }
-  record_enter(c.t_enter, c.region);
+  record(call_enter_event(c, c.t_enter));
 }
 inline void poll_nothing(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
@@ -94,7 +94,7 @@ inline void poll_nothing(Call& c) {
     b->extend_poll(t);
     return;
   }
-  b->push(Event::enter(c.t_enter, c.region));  // records any other pending poll's Leave first
+  b->push(call_enter_event(c, c.t_enter));  // records any other pending poll's Leave first
   b->defer_leave(t, c.region);
 }
 

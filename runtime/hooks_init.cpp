@@ -124,6 +124,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   if (!s.cfg.enable) return false;
   s.thread_level = c.provided != nullptr ? *c.provided : MPI_THREAD_SINGLE;
   g_threads_share_mpi.store(s.thread_level == MPI_THREAD_MULTIPLE, std::memory_order_relaxed);
+  g_callsites.store(s.cfg.callsites, std::memory_order_relaxed);
   s.exe = executable_name();
   s.command = command_line();
   s.start_time = iso_now();
@@ -218,7 +219,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   t_buffer = b;
   if (b != nullptr) {
     b->push(Event::enter(s.t_init_raw, root_region()));
-    b->push(Event::enter(s.t_init_raw, c.region));
+    b->push(call_enter_event(c, s.t_init_raw));
     b->push(Event::collective_end(t_pmpi_done, static_cast<std::uint16_t>(s.comms.lookup(MPI_COMM_WORLD)), -1, 0, 0));
     b->push(Event::leave(t_pmpi_done));
     b->push(Event::enter(t_pmpi_done, tool_region_setup()));
@@ -278,7 +279,7 @@ void pre_finalize(Call& c) {
   if (s->rank == 0) ompt::report_support(s->cfg.verbose);  // (before the summary)
 #endif
   const std::uint64_t t = raw_now();
-  record_enter(t, c.region);
+  record(call_enter_event(c, t));
   {
     // Finalize synchronizes all ranks.  While this rank waits for the others
     // the tool goes on with its own work: rank 0 may have to announce cuts

@@ -117,7 +117,7 @@ void finish_output(State& s) {
   }
   int ok = s.output_ok ? 1 : 0;
   if (s.rank == 0 && s.h5) {
-    bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics);
+    bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics, u.callsites);
     if (s.have_topology) w = s.h5->write_topology(s.topology) && w;
     s.h5->set_attr("epochs", static_cast<std::int64_t>(s.totals.epochs));
     s.h5->set_attr("wall_seconds", wall);
@@ -147,6 +147,13 @@ void finish_output(State& s) {
     std::string analyses;
     for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
     s.h5->set_attr("analyses", analyses);
+    std::string waits;
+    auto name_all = [&waits](const auto& list) {
+      for (analysis::Metric m : list) waits += (waits.empty() ? "" : ",") + std::string(analysis::metric_info(m).name);
+    };
+    name_all(postpass::kWaitStates);
+    name_all(postpass::kOmpWaits);
+    s.h5->set_attr("wait_states", waits);
     s.h5->close();
     if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
   }

@@ -16,6 +16,7 @@ namespace onlinews::rt {
 
 std::atomic<bool> g_recording{false};
 std::atomic<bool> g_threads_share_mpi{false};
+std::atomic<bool> g_callsites{true};
 std::atomic<bool> SharedGuard::locked_{false};
 constinit thread_local int t_in_tool = 0;
 constinit thread_local ThreadBuffer* t_buffer = nullptr;

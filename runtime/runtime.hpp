@@ -67,6 +67,8 @@ inline bool on_mpi_thread() { return t_mpi_thread; }
 // no lock); under MULTIPLE only the MPI thread's, the others' being time
 // only (docs/design.md).  Point-to-point calls are analyzed on every thread.
 extern std::atomic<bool> g_threads_share_mpi;
+// ONLINEWS_CALLSITES: MPI calls record their call site (set at MPI_Init).
+extern std::atomic<bool> g_callsites;
 inline bool on_analyzed_thread() { return t_mpi_thread || !g_threads_share_mpi.load(std::memory_order_relaxed); }
 
 }  // namespace onlinews::rt

@@ -12,6 +12,7 @@ std::atomic<bool> g_recording{false};
 constinit thread_local int t_in_tool = 0;
 constinit thread_local bool t_mpi_thread = true;  // the probe's calls stand for the MPI thread's
 std::atomic<bool> g_threads_share_mpi{false};
+std::atomic<bool> g_callsites{true};
 // The progress gate is checked by every entry as in the library; it never
 // opens here (no cut protocol, no pipeline).
 constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;

@@ -54,4 +54,11 @@ if ldd "$work/plain" | grep -q onlinews; then echo "plain binary must not link o
 ONLINEWS_OUTPUT="$work/preload.h5" "$mpiexec" --oversubscribe -np 2 \
   -x LD_PRELOAD="$work/prefix/lib/libonlinews.so" "$work/plain"
 check "$work/preload.h5" ""  # the stubs hide the region, the barrier is still intercepted
+
+# 4. The installed report tool reads a result file (its modules from
+#    <prefix>/share/onlinews/python, the configuration table from the
+#    installed onlinews-config).
+"$work/prefix/bin/onlinews-report" "$work/preload.h5" > "$work/report.txt"
+grep -q "Wait at Barrier" "$work/report.txt" || { echo "onlinews-report: no Wait at Barrier"; cat "$work/report.txt"; exit 1; }
+"$work/prefix/bin/onlinews-report" --help-config | grep -q ONLINEWS_BUFFER || { echo "onlinews-report --help-config"; exit 1; }
 echo PASS

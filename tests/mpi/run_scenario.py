@@ -86,6 +86,13 @@ class Checks:
             self.failures.append(what)
 
 
+def near(failures, what, got, want, tol):
+    """Appends a failure unless |got - want| <= tol (for scripts that check
+    values themselves)."""
+    if abs(got - want) > tol:
+        failures.append(f"{what}: {got:.3f}, expected {want} ± {tol}")
+
+
 def until_passed(attempts, attempt):
     """Runs `attempt(k)` (k = 1, 2, ...; returns its failures) until one
     passes, at most `attempts` times; returns the last failures.

@@ -10,6 +10,8 @@ paths, per rank.
     r.value("mpi_latesender", rank=1, region="MPI_Recv")   # seconds
     r.per_rank("mpi_latesender")                            # numpy array [ranks]
 """
+import os
+
 import h5py
 import numpy as np
 
@@ -28,12 +30,20 @@ class Result:
         self.metrics = [_s(x) for x in m["name"]]
         self.metric_parent = [int(x) for x in m["parent"]]
         self.metric_unit = {self.metrics[i]: _s(u) for i, u in enumerate(m["unit"])}
+        self.metric_display = {self.metrics[i]: _s(d) for i, d in enumerate(m["display"])}
+        # The wait-state metrics, each waiting second in one of them (as the
+        # summary lists them).
+        self.wait_states = [w for w in str(self.attrs.get("wait_states", "")).split(",") if w in self.metric_unit]
         reg = f["definitions/regions"][:]
         self.region_names = [_s(x) for x in reg["name"]]
         self.region_kinds = [_s(x) for x in reg["kind"]]
         cp = f["definitions/callpaths"][:]
         self.cp_parent = [int(x) for x in cp["parent"]]
         self.cp_region = [int(x) for x in cp["region"]]
+        # An MPI call's call site (docs/output.md; -1: none).
+        self.cp_site = [int(x) for x in cp["callsite"]] if "callsite" in cp.dtype.names else [-1] * len(cp)
+        sites = f["definitions/callsites"][:] if "definitions/callsites" in f else []
+        self.sites = [(_s(x["function"]), _s(x["file"]), int(x["line"])) for x in sites]
         loc = f["definitions/locations"][:]
         self.loc_rank = np.array([int(x) for x in loc["rank"]])
         self.loc_thread = np.array([int(x) for x in loc["thread"]])
@@ -71,12 +81,27 @@ class Result:
         return self._inclusive[metric].copy()  # callers may modify theirs
 
     # --- call paths ------------------------------------------------------
+    def site_name(self, site):
+        """"function (file.c:line)", or the function alone without debug
+        information."""
+        function, file, line = self.sites[site]
+        return f"{function} ({os.path.basename(file)}:{line})" if file else function
+
     def callpath_name(self, cp):
         names = []
         while cp >= 0:
-            names.append(self.region_names[self.cp_region[cp]])
+            name = self.region_names[self.cp_region[cp]]
+            if self.cp_site[cp] >= 0:
+                name += " @ " + self.site_name(self.cp_site[cp])
+            names.append(name)
             cp = self.cp_parent[cp]
         return " > ".join(reversed(names))
+
+    def callpaths_at(self, function=None, line=None):
+        """Call paths of MPI calls made at a call site in `function` (and on
+        `line`, if given)."""
+        return [cp for cp, st in enumerate(self.cp_site) if st >= 0 and
+                (function is None or self.sites[st][0] == function) and (line is None or self.sites[st][2] == line)]
 
     def callpaths_of_region(self, region):
         return [cp for cp, r in enumerate(self.cp_region) if self.region_names[r] == region]
@@ -94,18 +119,22 @@ class Result:
         return out
 
     # --- values ----------------------------------------------------------
-    def value(self, metric, rank=None, region=None, exclusive=False, under=None, app=False, thread=None):
+    def value(self, metric, rank=None, region=None, exclusive=False, under=None, app=False, thread=None,
+              site=None):
         """Sum of a metric over call paths (those whose last region is
         `region` and that lie below region `under`, if given; with `app`,
         only the application's: no tool region such as onlinews_analysis on
         the path) and over the locations of `rank` (all, if None), only its
-        thread `thread` if given."""
+        thread `thread` if given; `site`: (function, line) or a function
+        name, only MPI calls made there."""
         a = self.exclusive(metric) if exclusive else self.inclusive(metric)
         cps = set(range(a.shape[0]))
         if region is not None:
             cps &= set(self.callpaths_of_region(region))
         if under is not None:
             cps &= set(self.callpaths_under(under))
+        if site is not None:
+            cps &= set(self.callpaths_at(*site) if isinstance(site, tuple) else self.callpaths_at(site))
         if app:
             for name in {n for n, k in zip(self.region_names, self.region_kinds) if k == "tool"}:
                 cps -= set(self.callpaths_under(name))

@@ -5,6 +5,8 @@
 
 using namespace onlinews;
 using namespace onlinews::test;
+using onlinews::analysis::CallpathTree;
+using onlinews::analysis::kNoCallpath;
 
 TEST_CASE("time categories and visits", "[time]") {
   // main 0-10: solve 1-9 containing work 2-5 and an MPI_Send 5-6, twice work.
@@ -156,4 +158,21 @@ TEST_CASE("OpenMP critical sections and locks: waiting is contention, bodies are
   CHECK(value(a, Metric::omp_lock_api) == Approx(0.6));
   CHECK(value(a, Metric::omp_synchronization) == Approx(2.1));
   CHECK(value(a, Metric::comp) == Approx(6.0 - 2.1));
+}
+
+TEST_CASE("call paths of one region under one parent differ by call site", "[callpaths]") {
+  CallpathTree t;
+  const std::uint32_t root = t.child(kNoCallpath, 1);
+  const std::uint32_t a = t.child(root, 2, 0x1000);
+  const std::uint32_t b = t.child(root, 2, 0x2000);
+  const std::uint32_t plain = t.child(root, 2);
+  CHECK(a != b);
+  CHECK(plain != a);
+  CHECK(t.child(root, 2, 0x1000) == a);  // again: the same node (cache and map agree)
+  for (int i = 0; i < 5000; ++i) t.child(root, 3, 0x3000 + static_cast<std::uint64_t>(i));  // evicts the cache
+  CHECK(t.child(root, 2, 0x2000) == b);
+  CHECK(t.node(b).site == 0x2000);
+  CHECK(t.node(b).parent == root);
+  CHECK(t.node(b).region == 2);
+  CHECK(t.size() == 4 + 5000);
 }

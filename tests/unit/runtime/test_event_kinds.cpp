@@ -44,3 +44,17 @@ TEST_CASE("event.def: completion kinds and payloads", "[event]") {
   CHECK(p.handle() == 42);
   CHECK(Event::enter(1, 17).region() == 17);
 }
+
+TEST_CASE("an MPI call's Enter carries its call site, an OpenMP Enter its team", "[event]") {
+  int code = 0;
+  const Event call = Event::call_enter(5, 7, &code);
+  CHECK(call.region() == 7);
+  CHECK(call.site() == reinterpret_cast<std::uintptr_t>(&code));
+  CHECK(call.team() == 0);  // (not an OpenMP team: the omp patterns must not see one)
+  const Event none = Event::call_enter(5, 7, nullptr);
+  CHECK(none.site() == 0);
+  CHECK(none.flags == 0);
+  const Event task = Event::enter(5, 9, 4, 123, evflag::kNestedTeam);
+  CHECK(task.team() == 123);
+  CHECK(task.site() == 0);
+}

@@ -1,0 +1,108 @@
+// Call sites: the code addresses MPI calls returned to (Event::site()),
+// named at MPI_Finalize, once per distinct address, off the hot path.  With
+// elfutils' libdw (ONLINEWS_HAVE_LIBDW) an address gets the function from
+// the object's symbol table and file and line from its DWARF line table
+// (where it has one: -g); without libdw, dladdr names exported functions
+// only.  An address no symbol covers is named by its object and offset,
+// which is the same on every rank that runs the same binary (the address
+// itself is not, under ASLR).
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "postpass.hpp"
+
+#if ONLINEWS_HAVE_LIBDW
+#include <elfutils/libdwfl.h>
+#endif
+
+namespace onlinews::postpass {
+namespace {
+
+std::string demangled(const char* symbol) {
+  if (symbol == nullptr) return {};
+  int status = 0;
+  char* d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  std::string out = status == 0 && d != nullptr ? d : symbol;
+  std::free(d);
+  return out;
+}
+std::string base_name(const char* path) {
+  if (path == nullptr) return "?";
+  const char* slash = std::strrchr(path, '/');
+  return slash != nullptr ? slash + 1 : path;
+}
+std::string offset_name(const char* object, std::uint64_t offset) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "+0x%llx", static_cast<unsigned long long>(offset));
+  return base_name(object) + hex;
+}
+
+// The fallback: dladdr (dynamic symbols only).
+io::CallsiteRow by_dladdr(std::uint64_t pc) {
+  io::CallsiteRow r;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(pc), &info) == 0) {
+    r.function = offset_name("?", pc);
+    return r;
+  }
+  r.function = info.dli_sname != nullptr ? demangled(info.dli_sname)
+                                         : offset_name(info.dli_fname, pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase));
+  return r;
+}
+
+}  // namespace
+
+std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites) {
+  std::vector<io::CallsiteRow> out;
+  out.reserve(sites.size());
+#if ONLINEWS_HAVE_LIBDW
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+                                           &debuginfo_path};
+  Dwfl* dwfl = dwfl_begin(&callbacks);
+  if (dwfl != nullptr && (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0)) {
+    dwfl_end(dwfl);
+    dwfl = nullptr;
+  }
+#endif
+  for (const std::uint64_t site : sites) {
+    // (A return address follows the call: its line is the one before.)
+    const std::uint64_t pc = site > 0 ? site - 1 : 0;
+#if ONLINEWS_HAVE_LIBDW
+    Dwfl_Module* m = dwfl != nullptr ? dwfl_addrmodule(dwfl, pc) : nullptr;
+    if (m != nullptr) {
+      io::CallsiteRow r;
+      const char* symbol = dwfl_module_addrname(m, pc);
+      if (symbol != nullptr) {
+        r.function = demangled(symbol);
+      } else {
+        Dwarf_Addr start = 0;
+        const char* object = dwfl_module_info(m, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr);
+        r.function = offset_name(object, pc - start);
+      }
+      if (Dwfl_Line* line = dwfl_module_getsrc(m, pc)) {
+        int lineno = 0;
+        const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+        if (file != nullptr) {
+          r.file = file;
+          r.line = lineno;
+        }
+      }
+      out.push_back(std::move(r));
+      continue;
+    }
+#endif
+    out.push_back(by_dladdr(pc));
+  }
+#if ONLINEWS_HAVE_LIBDW
+  if (dwfl != nullptr) dwfl_end(dwfl);
+#endif
+  return out;
+}
+
+}  // namespace onlinews::postpass

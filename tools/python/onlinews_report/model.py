@@ -1,0 +1,186 @@
+"""The report's content, computed once from a result file: a dict of plain
+values (what --json prints, what the text and the plots render).
+
+Seconds are summed over locations (rank x thread).  "Allocation time" is the
+wall time times the number of locations: what the job held, the base of
+every percentage."""
+import os
+
+import numpy as np
+
+LONGTERM = "_longterm"
+
+
+def _grid(result):
+    """The process grid: the Cartesian topology's dims and each rank's
+    coordinates, or a line of ranks."""
+    f = result.f
+    if "topology/dims" in f and "topology/coords" in f:
+        dims = [int(x) for x in f["topology/dims"][:]]
+        coords = f["topology/coords"][:].reshape(result.ranks, len(dims)).tolist()
+        return {"dims": dims, "coords": coords, "source": "MPI_Cart_create"}
+    return {"dims": [result.ranks], "coords": [[r] for r in range(result.ranks)], "source": "line of ranks"}
+
+
+class Model:
+    """Per-metric arrays read once: exclusive [callpaths, locations]."""
+
+    def __init__(self, result):
+        self.r = result
+        self.excl = {m: result.exclusive(m) for m in result.metrics}
+        self.children = {m: [] for m in result.metrics}
+        for i, p in enumerate(result.metric_parent):
+            if p >= 0:
+                self.children[result.metrics[p]].append(result.metrics[i])
+        self._incl = {}
+
+    def incl(self, m):
+        """[callpaths, locations], the metric with its sub-metrics."""
+        if m not in self._incl:
+            a = self.excl[m].copy()
+            for c in self.children[m]:
+                a += self.incl(c)
+            self._incl[m] = a
+        return self._incl[m]
+
+    def per_rank(self, a):
+        """Sums over a [*, locations] array's locations by rank."""
+        by_loc = a.sum(axis=0) if a.ndim == 2 else a
+        return np.array([float(by_loc[self.r.loc_rank == k].sum()) for k in range(self.r.ranks)])
+
+
+def _top(values, n):
+    """The n largest positive entries of a 1-D array: [(index, value)]."""
+    order = np.argsort(-values, kind="stable")
+    return [(int(i), float(values[i])) for i in order[:n] if values[i] > 0]
+
+
+def build(result, top=5):
+    r, m = result, Model(result)
+    attrs = r.attrs
+    nloc = len(r.loc_rank)
+    wall = float(attrs.get("wall_seconds", 0.0))
+    alloc = wall * nloc
+    pct = (lambda v: 100.0 * v / alloc) if alloc > 0 else (lambda v: 0.0)
+    out = {
+        "file": os.path.abspath(r.path),
+        "command": str(attrs.get("command", "")),
+        "ranks": r.ranks,
+        "max_threads": int(attrs.get("max_threads", 1)),
+        "locations": nloc,
+        "wall_seconds": wall,
+        "allocation_seconds": alloc,
+        "complete": bool(int(attrs.get("complete", 1))),
+        "grid": _grid(r),
+    }
+
+    # Metric tree: every metric with a value, in tree order, with its depth.
+    tree = []
+
+    def walk(name, depth):
+        inc = float(m.incl(name).sum())
+        if inc == 0 and depth > 0:
+            return
+        exc = float(m.excl[name].sum())
+        unit = r.metric_unit[name]
+        tree.append({"metric": name, "display": r.metric_display[name], "unit": unit, "depth": depth,
+                     "exclusive": exc, "inclusive": inc,
+                     "percent": pct(inc) if unit == "sec" else None})
+        for c in m.children[name]:
+            walk(c, depth + 1)
+    for i, name in enumerate(r.metrics):
+        if r.metric_parent[i] < 0:
+            walk(name, 0)
+    out["metric_tree"] = tree
+
+    def callpaths_of(values, n):
+        return [{"callpath": r.callpath_name(cp), "seconds": v} for cp, v in _top(values, n)]
+
+    def ranks_of(values, n):
+        return [{"rank": k, "seconds": v} for k, v in _top(values, n)]
+
+    # Wait states, largest first.
+    waits = []
+    for name in r.wait_states:
+        a = m.incl(name)
+        total = float(a.sum())
+        if total <= 0:
+            continue
+        waits.append({"metric": name, "display": r.metric_display[name], "seconds": total, "percent": pct(total),
+                      "top_callpaths": callpaths_of(a.sum(axis=1), top),
+                      "top_ranks": ranks_of(m.per_rank(a), top)})
+    waits.sort(key=lambda w: -w["seconds"])
+    out["wait_states"] = waits
+
+    # Root causes: delay costs by call path, short- and long-term.
+    longterm = [n for n in r.metrics if n.startswith("delay") and n.endswith(LONGTERM)]
+    delay = m.incl("delay").sum(axis=1)
+    late = sum((m.incl(n).sum(axis=1) for n in longterm), np.zeros_like(delay))
+    causes = []
+    for cp, v in _top(delay, top * 2):
+        causes.append({"callpath": r.callpath_name(cp), "seconds": v, "short_term": float(v - late[cp]),
+                       "long_term": float(late[cp]),
+                       "top_ranks": ranks_of(m.per_rank(m.incl("delay")[cp:cp + 1, :]), 3)})
+    out["root_causes"] = {"seconds": float(delay.sum()), "long_term_seconds": float(late.sum()), "top": causes}
+
+    # Critical path: its profile by call path, and the imbalance on it.
+    cpath = m.incl("critical_path").sum(axis=1)
+    imb = m.incl("critical_path_imbalance").sum(axis=1)
+    out["critical_path"] = {
+        "seconds": float(cpath.sum()), "imbalance_seconds": float(imb.sum()),
+        "profile": [{"callpath": r.callpath_name(cp), "seconds": v, "imbalance": float(imb[cp])}
+                    for cp, v in _top(cpath, top * 2)],
+    }
+
+    # Epochs and what onlinews cost.
+    ep = r.f["epochs/table"][:] if "epochs/table" in r.f else []
+    lengths = [float(e["t_end"] - e["t_begin"]) for e in ep]
+    cuts = {"synchronizing": 0, "requested": 0, "final": 0}
+    for e in ep:
+        for bit, kind in ((1, "synchronizing"), (2, "requested"), (4, "final")):
+            cuts[kind] += 1 if int(e["cut"]) & bit else 0
+    setup_cps = [cp for cp in range(len(r.cp_region)) if r.region_names[r.cp_region[cp]] == "onlinews_setup"]
+    over = m.incl("onlinews_overhead")
+    setup = float(over[setup_cps, :].sum()) if setup_cps else 0.0
+    out["epochs"] = {
+        "count": len(ep), "mean_seconds": float(np.mean(lengths)) if lengths else 0.0,
+        "max_seconds": max(lengths) if lengths else 0.0,
+        "events": int(sum(int(e["events"]) for e in ep)),
+        "analysis_seconds": float(sum(float(e["analysis_seconds"]) for e in ep)),
+        "cuts": cuts,
+    }
+    out["overhead"] = {"seconds": float(over.sum()), "percent": pct(float(over.sum())), "setup_seconds": setup,
+                       "recurring_seconds": float(over.sum()) - setup}
+    out["warnings"] = warnings(attrs, out)
+    return out
+
+
+# (attribute, message): a warning when the attribute is > 0.
+WARNINGS = [
+    ("dropped_events", "{n} events were dropped (full buffers): raise ONLINEWS_BUFFER"),
+    ("time_only_epochs", "{n} epoch(s) analyzed for time only (events dropped): wait states there are missing"),
+    ("truncated_intervals", "{n} delay-cost interval(s) cut short at a window analyzed for time only"),
+    ("unmatched_receives", "{n} receive(s) without a matching send"),
+    ("other_thread_calls", "{n} collective/RMA/communicator call(s) of other threads (MPI_THREAD_MULTIPLE) "
+                           "recorded as time only"),
+    ("untracked_calls", "{n} call(s) on intercommunicators recorded as time only"),
+    ("split_collectives", "{n} collective instance(s) split by a requested cut: not analyzed"),
+    ("rma_sync_errors", "{n} erroneous RMA synchronization call(s) left out"),
+    ("ambiguous_messages", "{n} message(s) of overlapping threads matched but not analyzed"),
+    ("omp_nested_teams", "{n} nested OpenMP team(s): time recorded, teams not analyzed"),
+    ("guessed_critical_paths", "{n} window(s) whose critical path end was guessed"),
+    ("unreceived_probes", "{n} probe(s) without their receive (not analyzed)"),
+    ("crossing_sync_sends", "{n} synchronizing message(s) across a cut with an incomplete Late Receiver analysis"),
+    ("clock_violations", "{n} receive(s)/probe(s) found before their send (clock condition)"),
+]
+
+
+def warnings(attrs, out):
+    found = []
+    if not out["complete"]:
+        found.append("the file is incomplete (the job ended before MPI_Finalize wrote it): finished epochs only")
+    for attr, text in WARNINGS:
+        n = int(attrs.get(attr, 0) or 0)
+        if n > 0:
+            found.append(text.format(n=n))
+    return found
