@@ -50,8 +50,8 @@ io::CallsiteRow by_dladdr(std::uint64_t pc) {
     r.function = offset_name("?", pc);
     return r;
   }
-  r.function = info.dli_sname != nullptr ? demangled(info.dli_sname)
-                                         : offset_name(info.dli_fname, pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase));
+  const std::uint64_t base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  r.function = info.dli_sname != nullptr ? demangled(info.dli_sname) : offset_name(info.dli_fname, pc - base);
   return r;
 }
 
@@ -65,7 +65,9 @@ std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& si
   static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
                                            &debuginfo_path};
   Dwfl* dwfl = dwfl_begin(&callbacks);
-  if (dwfl != nullptr && (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0)) {
+  const bool reported =
+      dwfl != nullptr && dwfl_linux_proc_report(dwfl, getpid()) == 0 && dwfl_report_end(dwfl, nullptr, nullptr) == 0;
+  if (dwfl != nullptr && !reported) {
     dwfl_end(dwfl);
     dwfl = nullptr;
   }

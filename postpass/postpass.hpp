@@ -37,6 +37,13 @@ inline constexpr analysis::Metric kOmpWaits[] = {
     analysis::Metric::omp_lock_contention_critical, analysis::Metric::omp_lock_contention_api,
     analysis::Metric::omp_idle_threads,
 };
+// The names of both lists (the file's attribute wait_states, the live log).
+inline std::vector<std::string> wait_state_names() {
+  std::vector<std::string> out;
+  for (analysis::Metric m : kWaitStates) out.emplace_back(analysis::metric_info(m).name);
+  for (analysis::Metric m : kOmpWaits) out.emplace_back(analysis::metric_info(m).name);
+  return out;
+}
 
 struct Unified {
   std::int64_t n_callpaths = 0;              // all ranks

@@ -48,7 +48,8 @@ Unified unify(const analysis::Definitions& defs, const analysis::CallpathTree& t
   std::vector<char> buf;
   for (const auto& n : nodes) {
     const analysis::RegionDef* r = defs.region(n.region);
-    const std::string parent = std::to_string(n.parent == analysis::kNoCallpath ? -1 : static_cast<long long>(n.parent));
+    const long long parent_id = n.parent == analysis::kNoCallpath ? -1 : static_cast<long long>(n.parent);
+    const std::string parent = std::to_string(parent_id);
     put_str(buf, parent);
     put_str(buf, r != nullptr ? r->name : "(unknown)");
     put_str(buf, r != nullptr ? kind_name(r->kind) : "user");

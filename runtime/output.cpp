@@ -55,6 +55,31 @@ std::vector<double> exclusive(const std::vector<double>& incl) {
   return v;
 }
 
+// The live log's totals of an epoch (inclusive, summed over locations; the
+// matrix holds exclusive values per location): where the time went, and
+// every wait state that occurred.
+std::vector<std::pair<std::string, double>> live_totals(const std::vector<double>& matrix) {
+  using analysis::kMetricCount;
+  std::vector<double> incl(kMetricCount, 0.0);
+  for (std::size_t i = 0; i < matrix.size(); ++i) incl[i % kMetricCount] += matrix[i];
+  for (int m = kMetricCount - 1; m >= 0; --m) {  // (children follow their parents)
+    const int p = analysis::metric_info(m).parent;
+    if (p >= 0) incl[static_cast<std::size_t>(p)] += incl[static_cast<std::size_t>(m)];
+  }
+  std::vector<std::pair<std::string, double>> out;
+  auto add = [&](analysis::Metric m, bool always) {
+    const double v = incl[static_cast<std::size_t>(analysis::idx(m))];
+    if (always || v != 0) out.emplace_back(analysis::metric_info(m).name, v);
+  };
+  for (auto m : {analysis::Metric::time, analysis::Metric::comp, analysis::Metric::mpi, analysis::Metric::omp_time,
+                 analysis::Metric::onlinews_overhead, analysis::Metric::delay, analysis::Metric::critical_path}) {
+    add(m, true);
+  }
+  for (auto m : postpass::kWaitStates) add(m, false);
+  for (auto m : postpass::kOmpWaits) add(m, false);
+  return out;
+}
+
 }  // namespace
 
 void open_output(State& s) {
@@ -83,6 +108,10 @@ void open_output(State& s) {
         s.h5->set_attr("start_time", s.start_time);
         s.h5->set_attr("epoch_seconds", s.cfg.epoch_seconds);
         s.h5->set_attr("complete", static_cast<std::int64_t>(0));  // 1 once MPI_Finalize wrote everything
+        std::string live_err;
+        if (!s.live.open(path, s.command, s.size, metric_defs(), postpass::wait_state_names(), live_err)) {
+          log_warning(live_err + " (onlinews-report --follow needs it)");
+        }
       } else {
         s.h5.reset();
       }
@@ -238,6 +267,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     s.appending = false;
     if (!ok) log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
+  s.live.epoch(row, live_totals(matrix));
   if (s.cfg.verbose >= 2) {
     std::fprintf(stderr,
                  "onlinews: epoch %lld (%s cut): %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward "

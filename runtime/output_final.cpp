@@ -148,11 +148,7 @@ void finish_output(State& s) {
     for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
     s.h5->set_attr("analyses", analyses);
     std::string waits;
-    auto name_all = [&waits](const auto& list) {
-      for (analysis::Metric m : list) waits += (waits.empty() ? "" : ",") + std::string(analysis::metric_info(m).name);
-    };
-    name_all(postpass::kWaitStates);
-    name_all(postpass::kOmpWaits);
+    for (const auto& w : postpass::wait_state_names()) waits += (waits.empty() ? "" : ",") + w;
     s.h5->set_attr("wait_states", waits);
     s.h5->close();
     if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
@@ -178,6 +174,7 @@ void finish_output(State& s) {
         io::H5Output h5;
         if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
       }
+      s.live.complete(s.totals.epochs, wall);
       std::vector<std::string> xm(std::begin(kXdmfMetrics), std::end(kXdmfMetrics));
       if (!io::write_xdmf(s.output_path, xm, ncols, s.totals.epochs, s.have_topology ? &s.topology : nullptr, err)) {
         log_warning(err);

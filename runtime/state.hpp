@@ -19,6 +19,7 @@
 #include "pipeline.hpp"
 #include "inline_analysis/analysis.hpp"
 #include "io/h5output.hpp"
+#include "io/live_log.hpp"
 #include "requests.hpp"
 #include "runtime.hpp"
 
@@ -92,6 +93,7 @@ struct State {
   bool output_ok = false;
   bool appending = false;  // MPI thread: rank 0 is between the parts of an epoch's append
   std::unique_ptr<io::H5Output> h5;          // rank 0
+  io::LiveLog live;                          // rank 0: <name>.live, one line per epoch (--follow)
   std::vector<io::LocationRow> locations;    // rank 0: global column order
   std::unordered_map<std::uint64_t, int> location_column;  // rank 0: (rank<<32|thread) -> column
 

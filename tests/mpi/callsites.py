@@ -14,8 +14,6 @@ Expected:
   path, and its Late Sender is the sum, 0.6 s.
 
 Timed by sleeps: 3 attempts (run_scenario.until_passed)."""
-import argparse
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +23,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tools" / "python"))
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run_scenario import launch, mpi_env, near, until_passed  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed  # noqa: E402
 
 SOURCE = HERE / "callsites.cpp"
 EARLY, LATE = "app::recv_early(double*)", "app::recv_late(double*)"
@@ -81,16 +79,9 @@ def attempt(args, work, k):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True, help="callsites built without onlinews")
-    ap.add_argument("--lib", required=True, help="libonlinews.so to preload")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_arguments("callsites built without onlinews", lib=True)
     args = ap.parse_args()
-    args.exe, args.lib = str(Path(args.exe).resolve()), str(Path(args.lib).resolve())
-    work = Path(args.workdir)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = fresh_workdir(args)
     failures = until_passed(3, lambda k: attempt(args, work, k))
     if failures:
         print("FAILED:", *failures, sep="\n  ")

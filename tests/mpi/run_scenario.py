@@ -86,6 +86,30 @@ class Checks:
             self.failures.append(what)
 
 
+def script_arguments(exe_help, lib=False):
+    """The command line of the test scripts that start their programs
+    themselves: --exe, --lib (a libonlinews.so to preload, if `lib`),
+    --workdir, --mpiexec; callers add their own."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True, help=exe_help)
+    if lib:
+        ap.add_argument("--lib", required=True, help="libonlinews.so to preload")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    return ap
+
+
+def fresh_workdir(args):
+    """Absolute --exe (and --lib) paths, and --workdir emptied: a Path."""
+    args.exe = str(Path(args.exe).resolve())
+    if getattr(args, "lib", None):
+        args.lib = str(Path(args.lib).resolve())
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
+
+
 def near(failures, what, got, want, tol):
     """Appends a failure unless |got - want| <= tol (for scripts that check
     values themselves)."""

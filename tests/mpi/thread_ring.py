@@ -26,9 +26,6 @@ Before the fix onlinews lowered Open MPI's thread level to
 MPI_THREAD_SINGLE (it initialized MPI_T at that level): every run then
 fails the MPI_Query_thread check, and some runs hang or receive another
 thread's message (2 of 10 runs of a similar ring, 1 of 20 of this one)."""
-import argparse
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -38,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import launch, mpi_env  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, script_arguments  # noqa: E402
 
 
 def run(args, work, i, preload):
@@ -62,11 +59,7 @@ def run(args, work, i, preload):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True, help="thread_ring built without onlinews")
-    ap.add_argument("--lib", required=True, help="libonlinews.so to preload")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
+    ap = script_arguments("thread_ring built without onlinews", lib=True)
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--threads", type=int, default=3)
     ap.add_argument("--iters", type=int, default=120)
@@ -74,10 +67,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--timeout", type=int, default=60)
     args = ap.parse_args()
-    args.exe, args.lib = str(Path(args.exe).resolve()), str(Path(args.lib).resolve())
-    work = Path(args.workdir)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = fresh_workdir(args)
     failures = []
     expected_wait = args.reps * 0.1
     for preload in (False, True):

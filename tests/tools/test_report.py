@@ -16,7 +16,6 @@ the closing barrier; 2 iterations.  So the report must say:
 the text shows the same numbers, --plot writes four non-blank PNGs,
 --help-config prints the configuration table, and a missing or foreign
 file gets a clear error (exit 2).  Timed by sleeps: 3 attempts."""
-import argparse
 import json
 import os
 import re
@@ -29,7 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "mpi"))
-from run_scenario import launch, mpi_env, near, until_passed  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed  # noqa: E402
 
 REPORT = ROOT / "tools" / "onlinews-report"
 SOURCE = ROOT / "tests" / "mpi" / "late_sender_chain.c"
@@ -141,15 +140,10 @@ def attempt(args, work, k):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True, help="late_sender_chain (linked with onlinews)")
+    ap = script_arguments("late_sender_chain (linked with onlinews)")
     ap.add_argument("--config-tool", required=True, help="onlinews-config")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--mpiexec", default="mpirun")
     args = ap.parse_args()
-    work = Path(args.workdir)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = fresh_workdir(args)
     failures = until_passed(3, lambda k: attempt(args, work, k))
 
     env = dict(os.environ, PATH=str(Path(args.config_tool).resolve().parent) + os.pathsep + os.environ["PATH"])

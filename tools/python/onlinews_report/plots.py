@@ -44,7 +44,8 @@ def heat_map(result, rep, metric, path):
         img = np.zeros((dims[0], dims[1]))
         for r, c in enumerate(coords):
             img[c[0], c[1]] += values[r]
-    fig, ax = plt.subplots(figsize=(min(12, max(6, 2 + 0.6 * img.shape[1])), min(10, max(3.5, 1.6 + 0.6 * img.shape[0]))))
+    width = min(12, max(6, 2 + 0.6 * img.shape[1]))
+    fig, ax = plt.subplots(figsize=(width, min(10, max(3.5, 1.6 + 0.6 * img.shape[0]))))
     im = ax.imshow(img, cmap="viridis", aspect="auto")
     fig.colorbar(im, ax=ax, label=f"{result.metric_display[metric]} [{result.metric_unit[metric]}]")
     if img.size <= 256:
