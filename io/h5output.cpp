@@ -2,52 +2,13 @@
 
 #include <hdf5.h>
 
+#include "h5_helpers.hpp"
+
 #include <algorithm>
 #include <cstring>
 
 namespace onlinews::io {
 namespace {
-
-// Silences HDF5's own error stack printing for the duration of a scope: we
-// report failures ourselves, once.
-struct QuietH5 {
-  H5E_auto2_t fn = nullptr;
-  void* data = nullptr;
-  QuietH5() {
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietH5() { H5Eset_auto2(H5E_DEFAULT, fn, data); }
-};
-
-hid_t vlen_string() {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
-
-void string_attr(hid_t obj, const char* name, const std::string& value) {
-  hid_t t = vlen_string();
-  hid_t sp = H5Screate(H5S_SCALAR);
-  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  const char* p = value.c_str();
-  H5Awrite(a, t, &p);
-  H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-}
-
-template <class T>
-void number_attr(hid_t obj, const char* name, hid_t type, T value) {
-  hid_t sp = H5Screate(H5S_SCALAR);
-  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, type, &value);
-  H5Aclose(a);
-  H5Sclose(sp);
-}
 
 hid_t epoch_row_type() {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
@@ -288,30 +249,34 @@ bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const st
 }
 
 bool H5Output::write_topology(const Topology& topo) {
-  if (file_ < 0 || topo.dims.empty()) return false;
+  if (file_ < 0 || (topo.dims.empty() && topo.graph_kind.empty())) return false;
   QuietH5 quiet;
   hid_t g = H5Gcreate2(file_, "topology", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  const hsize_t nd = topo.dims.size();
-  hsize_t d1[1] = {nd};
-  hid_t sp = H5Screate_simple(1, d1, nullptr);
-  hid_t a = H5Dcreate2(g, "dims", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  bool ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.dims.data()) >= 0;
-  H5Dclose(a);
-  a = H5Dcreate2(g, "periods", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.periods.data()) >= 0 && ok;
-  H5Dclose(a);
-  H5Sclose(sp);
-  hsize_t d2[2] = {topo.coords.size() / nd, nd};
-  sp = H5Screate_simple(2, d2, nullptr);
-  a = H5Dcreate2(g, "coords", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ok = H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, topo.coords.data()) >= 0 && ok;
-  H5Dclose(a);
-  H5Sclose(sp);
-  H5Gclose(g);
+  bool ok = g >= 0;
+  auto ints = [&](const char* name, std::vector<hsize_t> dims, const std::int32_t* data) {
+    hid_t sp = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 && ok;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(sp);
+  };
+  if (!topo.dims.empty()) {
+    const hsize_t nd = topo.dims.size();
+    ints("dims", {nd}, topo.dims.data());
+    ints("periods", {nd}, topo.periods.data());
+    ints("coords", {topo.coords.size() / nd, nd}, topo.coords.data());
+  }
+  if (!topo.graph_kind.empty()) {
+    ints("graph_edges", {topo.graph_edges.size() / 2, 2}, topo.graph_edges.data());
+    string_attr(g, "graph_kind", topo.graph_kind);
+  }
+  if (g >= 0) H5Gclose(g);
   return ok;
 }
 
 void H5Output::close_epoch_datasets() {
+  if (views_ >= 0) H5Dclose(views_);
+  views_ = -1;
   if (table_ >= 0) H5Dclose(table_);
   for (const auto d : epoch_sets_) {
     if (d >= 0) H5Dclose(d);

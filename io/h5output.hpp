@@ -46,6 +46,18 @@ struct LocationRow {
 struct Topology {
   std::vector<std::int32_t> dims, periods;
   std::vector<std::int32_t> coords;  // [ranks][ndims], row-major
+  // A graph topology spanning all ranks (MPI_Graph_create, MPI_Dist_graph_*):
+  // its directed edges as world-rank pairs (source, destination).
+  std::string graph_kind;  // "graph" or "dist_graph"; empty: none
+  std::vector<std::int32_t> graph_edges;  // [edges][2]
+};
+
+// The process grid of the ParaView view (grid_views.cpp): up to 3 dimensions
+// (z, y, x as XDMF orders cells; unused ones 1) and the cell of every rank.
+struct Grid {
+  std::int64_t dims[3] = {1, 1, 1};
+  std::vector<std::int64_t> cell_of_rank;
+  std::string source;  // "MPI_Cart_create", "ONLINEWS_GRID", "line of ranks"
 };
 
 class H5Output {
@@ -79,6 +91,14 @@ class H5Output {
                          const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
                          const std::vector<CallsiteRow>& callsites);
   bool write_topology(const Topology& topo);
+  // Per-rank views of the main metrics for ParaView (grid_views.cpp): one
+  // epoch's values[view * n_ranks + rank], appended to /views/epochs
+  // [n_epochs, n_views, n_ranks] before append_epoch_end().
+  bool append_views(const std::vector<double>& values, int n_views, int n_ranks);
+  // At the end (the file reopened): /views/grid [n_epochs, n_views, n_cells]
+  // and /views/grid_totals [n_views, n_cells], the views in grid-cell order,
+  // and the views' names and the grid as attributes of /views.
+  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid);
   void close();
 
  private:
@@ -91,6 +111,7 @@ class H5Output {
   std::vector<std::int64_t> epoch_sets_;
   std::int64_t epochs_written_ = 0;
   int locations_ = 0;
+  std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
 };
 
 // Collective over `comm`: opens the closed file `path` with MPI-IO and writes
@@ -98,13 +119,14 @@ class H5Output {
 // This rank owns the location columns `columns`; `fill(metric, block)` fills
 // block[callpath * columns.size() + k].  Returns false (same on all ranks) on
 // failure, with `error` set on rank 0.
+// The ParaView sidecar <name>.xdmf of a complete file (grid_views.cpp): a
+// temporal collection, one step per epoch at its end time, each view's epoch
+// values and run totals on the grid's cells.
+bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& views, const Grid& grid,
+                const std::vector<double>& epoch_ends, std::string& error);
+
 bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
                    const std::function<void(int, std::vector<double>&)>& fill, std::string& error);
-
-// Writes <name>.xdmf next to the HDF5 file (rank 0): the listed metrics of
-// every epoch, per location, on the process grid for ParaView.
-bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& metrics, std::int64_t n_locations,
-                std::int64_t n_epochs, const Topology* topo, std::string& error);
 
 }  // namespace onlinews::io

@@ -2,6 +2,7 @@
 // communicator, outside the application's call and timed as onlinews
 // overhead) and of calls recorded as time only.
 #include "hooks_common.hpp"
+#include "output_grid.hpp"
 
 namespace onlinews::rt::hooks {
 
@@ -19,15 +20,7 @@ void post_comm_new(Call& c, int rc) {
   {
     ToolScope tool;
     const int id = s->comms.add(*c.newcomm, s->cuts->known());
-    if (id != kUnknownComm && c.region == kRegion_MPI_Cart_create && !s->have_topology &&
-        s->defs.comms[id].size == s->size && c.ndims > 0 && c.dims != nullptr) {
-      s->have_topology = true;
-      s->topology.dims.assign(c.dims, c.dims + c.ndims);
-      s->topology.periods.assign(static_cast<std::size_t>(c.ndims), 0);
-      for (int i = 0; i < c.ndims && c.periods != nullptr; ++i) s->topology.periods[i] = c.periods[i] ? 1 : 0;
-      s->my_coords.assign(static_cast<std::size_t>(c.ndims), 0);
-      PMPI_Cart_coords(*c.newcomm, s->defs.comms[id].my_rank, c.ndims, s->my_coords.data());
-    }
+    if (id != kUnknownComm) note_topology(*s, *c.newcomm, id);
   }
   record_leave(raw_now());
 }

@@ -10,6 +10,7 @@
 #include "mpi_transport.hpp"
 #include "progress.hpp"
 #include "postpass/postpass.hpp"
+#include "output_grid.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
@@ -263,11 +264,15 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
       ok = timed([&] { return s.h5->append_epoch_part(matrix, nloc_all, m, kPart); }) && ok;
     }
     co_await hdf5_free();
+    const std::vector<double> views = epoch_views(s, matrix);
+    ok = timed([&] { return s.h5->append_views(views, view_count(), s.size); }) && ok;
+    co_await hdf5_free();
     ok = timed([&] { return s.h5->append_epoch_end(); }) && ok;
     s.appending = false;
     if (!ok) log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
   s.live.epoch(row, live_totals(matrix));
+  s.epoch_ends.push_back(row.t_end);
   if (s.cfg.verbose >= 2) {
     std::fprintf(stderr,
                  "onlinews: epoch %lld (%s cut): %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward "

@@ -6,6 +6,7 @@
 #include "inline_analysis/metrics.hpp"
 #include "mpi_transport.hpp"
 #include "postpass/postpass.hpp"
+#include "output_grid.hpp"
 #include "state.hpp"
 #if ONLINEWS_HAVE_OMPT
 #include "ompt/ompt.hpp"
@@ -17,10 +18,6 @@ namespace {
 // Root attributes of the counted facts: integers as int64, seconds as double.
 std::int64_t attr_value(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 double attr_value(double v) { return v; }
-
-const char* const kXdmfMetrics[] = {"comp",          "mpi_point2point", "mpi_collective",   "mpi_latesender",
-                                    "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn",   "mpi_latebroadcast",
-                                    "mpi_earlyreduce", "mpi_earlyscan",   "mpi_finalize_wait", "onlinews_overhead"};
 
 }  // namespace
 
@@ -88,13 +85,8 @@ void finish_output(State& s) {
   double helper_seconds = s.transport->scheduler().helper_seconds(), all_helper_seconds = 0;
   PMPI_Allreduce(&helper_seconds, &all_helper_seconds, 1, MPI_DOUBLE, MPI_SUM, s.tool_world);
 
-  // Topology: gather every rank's coordinates.
-  if (s.have_topology) {
-    const int nd = static_cast<int>(s.topology.dims.size());
-    s.my_coords.resize(static_cast<std::size_t>(nd), 0);
-    s.topology.coords.resize(s.rank == 0 ? static_cast<std::size_t>(nd) * s.size : 0);
-    PMPI_Gather(s.my_coords.data(), nd, MPI_INT32_T, s.topology.coords.data(), nd, MPI_INT32_T, 0, s.tool_world);
-  }
+  // Topologies: every rank's Cartesian coordinates and graph edges.
+  gather_topology(s);
 
   // Locations in column order (rank 0 knows it from the epoch rows).
   int ncols = static_cast<int>(s.locations.size());
@@ -118,7 +110,7 @@ void finish_output(State& s) {
   int ok = s.output_ok ? 1 : 0;
   if (s.rank == 0 && s.h5) {
     bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics, u.callsites);
-    if (s.have_topology) w = s.h5->write_topology(s.topology) && w;
+    if (s.have_topology || !s.topology.graph_kind.empty()) w = s.h5->write_topology(s.topology) && w;
     s.h5->set_attr("epochs", static_cast<std::int64_t>(s.totals.epochs));
     s.h5->set_attr("wall_seconds", wall);
     s.h5->set_attr("dropped_events", static_cast<std::int64_t>(s.totals.dropped));
@@ -175,10 +167,15 @@ void finish_output(State& s) {
         if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
       }
       s.live.complete(s.totals.epochs, wall);
-      std::vector<std::string> xm(std::begin(kXdmfMetrics), std::end(kXdmfMetrics));
-      if (!io::write_xdmf(s.output_path, xm, ncols, s.totals.epochs, s.have_topology ? &s.topology : nullptr, err)) {
-        log_warning(err);
+      // The views on the process grid, and the ParaView sidecar.
+      const io::Grid grid = decide_grid(s);
+      {
+        io::H5Output h5;
+        if (!h5.reopen(s.output_path) || !h5.write_grid_views(view_names(), grid)) {
+          log_warning("writing /views to '" + s.output_path + "' failed");
+        }
       }
+      if (!io::write_xdmf(s.output_path, view_names(), grid, s.epoch_ends, err)) log_warning(err);
     }
   }
 

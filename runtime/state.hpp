@@ -97,9 +97,11 @@ struct State {
   std::vector<io::LocationRow> locations;    // rank 0: global column order
   std::unordered_map<std::uint64_t, int> location_column;  // rank 0: (rank<<32|thread) -> column
 
-  io::Topology topology;  // first Cartesian communicator spanning all ranks
+  io::Topology topology;  // first Cartesian and graph communicators spanning all ranks (output_grid.cpp)
   bool have_topology = false;
   std::vector<std::int32_t> my_coords;  // this rank's coordinates in it
+  std::vector<std::int32_t> graph_out;  // this rank's out-neighbours (world ranks) in the first graph topology
+  std::vector<double> epoch_ends;        // rank 0: each epoch's end (s since the start), for the XDMF
 
   EpochTotals totals;
   // Calls on communicators the tool does not track (intercommunicators, ...),

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tools" / "python"))
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed, verdict  # noqa: E402
 
 SOURCE = HERE / "callsites.cpp"
 EARLY, LATE = "app::recv_early(double*)", "app::recv_late(double*)"
@@ -83,11 +83,7 @@ def main():
     args = ap.parse_args()
     work = fresh_workdir(args)
     failures = until_passed(3, lambda k: attempt(args, work, k))
-    if failures:
-        print("FAILED:", *failures, sep="\n  ")
-        return 1
-    print("callsites: passed")
-    return 0
+    return verdict(failures, "callsites: passed")
 
 
 if __name__ == "__main__":

@@ -110,6 +110,15 @@ def fresh_workdir(args):
     return work
 
 
+def verdict(failures, passed):
+    """Prints the failures, or `passed`; the exit code."""
+    if failures:
+        print("FAILED:", *failures, sep="\n  ")
+        return 1
+    print(passed)
+    return 0
+
+
 def near(failures, what, got, want, tol):
     """Appends a failure unless |got - want| <= tol (for scripts that check
     values themselves)."""

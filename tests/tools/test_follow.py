@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "mpi"))
 sys.path.insert(0, str(ROOT / "tools" / "python"))
-from run_scenario import fresh_workdir, launch, mpi_env, script_arguments  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, script_arguments, verdict  # noqa: E402
 import onlinews_h5  # noqa: E402
 from onlinews_report import follow  # noqa: E402
 
@@ -93,11 +93,7 @@ def main():
                 failures.append(f"{metric} per epoch: live log {got[:5]}..., file {list(want[:5])}...")
         if r.value("mpi_latesender") < 1.0:
             failures.append(f"Late Sender {r.value('mpi_latesender'):.3f} s: the program waits seconds")
-    if failures:
-        print("FAILED:", *failures, sep="\n  ")
-        return 1
-    print(f"follow: passed ({early} of {len(epochs)} epochs printed before the job ended)")
-    return 0
+    return verdict(failures, f"follow: passed ({early} of {len(epochs)} epochs printed before the job ended)")
 
 
 if __name__ == "__main__":

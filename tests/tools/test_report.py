@@ -28,7 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "mpi"))
-from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed, verdict  # noqa: E402
 
 REPORT = ROOT / "tools" / "onlinews-report"
 SOURCE = ROOT / "tests" / "mpi" / "late_sender_chain.c"
@@ -160,11 +160,7 @@ def main():
     bad = report(foreign)
     if bad.returncode != 2 or "not a complete onlinews result file" not in bad.stderr:
         failures.append(f"a foreign HDF5 file: exit code {bad.returncode}, {bad.stderr[-300:]!r}")
-    if failures:
-        print("FAILED:", *failures, sep="\n  ")
-        return 1
-    print("report: passed")
-    return 0
+    return verdict(failures, "report: passed")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,19 @@ LONGTERM = "_longterm"
 
 
 def _grid(result):
-    """The process grid: the Cartesian topology's dims and each rank's
-    coordinates, or a line of ranks."""
+    """The process grid of the file's views (the ParaView sidecar's: /views
+    attributes grid_dims (z, y, x) and cell_of_rank), as dims without the
+    unused leading ones and each rank's coordinates; older files: the
+    Cartesian topology, or a line of ranks."""
     f = result.f
+    if "views/cell_of_rank" in f:
+        z, y, x = (int(d) for d in f["views"].attrs["grid_dims"])
+        dims = [d for d in (z, y) if d > 1 or (d == y and z > 1)] + [x]
+        coords = []
+        for c in (int(v) for v in f["views/cell_of_rank"][:]):
+            full = [c // (y * x), (c // x) % y, c % x]
+            coords.append(full[3 - len(dims):])
+        return {"dims": dims, "coords": coords, "source": str(f["views"].attrs["grid_source"])}
     if "topology/dims" in f and "topology/coords" in f:
         dims = [int(x) for x in f["topology/dims"][:]]
         coords = f["topology/coords"][:].reshape(result.ranks, len(dims)).tolist()

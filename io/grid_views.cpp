@@ -1,0 +1,203 @@
+// The ParaView view: per-rank views of the main metrics, appended per epoch
+// (/views/epochs, in rank order: the grid is known only at MPI_Finalize),
+// reordered into grid cells at the end (/views/grid, /views/grid_totals), and
+// the XDMF sidecar that maps them onto the process grid.
+#include <hdf5.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "h5_helpers.hpp"
+#include "h5output.hpp"
+
+namespace onlinews::io {
+namespace {
+
+bool write_doubles(hid_t group, const char* name, const std::vector<hsize_t>& dims, const double* data) {
+  hid_t sp = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  hid_t d = H5Dcreate2(group, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const bool ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+  if (d >= 0) H5Dclose(d);
+  H5Sclose(sp);
+  return ok;
+}
+
+}  // namespace
+
+bool H5Output::append_views(const std::vector<double>& values, int n_views, int n_ranks) {
+  if (file_ < 0 || n_views <= 0 || n_ranks <= 0) return false;
+  QuietH5 quiet;
+  const hsize_t nv = static_cast<hsize_t>(n_views), nr = static_cast<hsize_t>(n_ranks);
+  if (views_ < 0) {
+    const htri_t exists = H5Lexists(file_, "views", H5P_DEFAULT);
+    hid_t g = exists > 0 ? H5Gopen2(file_, "views", H5P_DEFAULT)
+                         : H5Gcreate2(file_, "views", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (exists > 0) {
+      views_ = H5Dopen2(g, "epochs", H5P_DEFAULT);
+    } else {
+      hsize_t dims[3] = {0, nv, nr}, maxd[3] = {H5S_UNLIMITED, nv, nr}, chunk[3] = {1, nv, nr};
+      hid_t sp = H5Screate_simple(3, dims, maxd);
+      hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(dcpl, 3, chunk);
+      views_ = H5Dcreate2(g, "epochs", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      H5Pclose(dcpl);
+      H5Sclose(sp);
+    }
+    H5Gclose(g);
+    if (views_ < 0) return false;
+  }
+  const hsize_t e = static_cast<hsize_t>(epochs_written_);
+  hsize_t size[3] = {e + 1, nv, nr}, start[3] = {e, 0, 0}, count[3] = {1, nv, nr};
+  bool ok = H5Dset_extent(views_, size) >= 0;
+  hid_t fs = H5Dget_space(views_);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(3, count, nullptr);
+  ok = ok && H5Dwrite(views_, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, values.data()) >= 0;
+  H5Sclose(ms);
+  H5Sclose(fs);
+  return ok;
+}
+
+bool H5Output::write_grid_views(const std::vector<std::string>& names, const Grid& grid) {
+  if (file_ < 0) return false;
+  QuietH5 quiet;
+  const hid_t g = H5Lexists(file_, "views", H5P_DEFAULT) > 0
+                      ? H5Gopen2(file_, "views", H5P_DEFAULT)
+                      : H5Gcreate2(file_, "views", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return false;
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  const hsize_t nv = names.size(), nc = static_cast<hsize_t>(grid.dims[0] * grid.dims[1] * grid.dims[2]);
+  const hsize_t nr = grid.cell_of_rank.size();
+  // The epochs' views, read back a block of epochs at a time (bounded
+  // memory), each rank's values moved to its cell.
+  hsize_t ne = 0;
+  const hid_t src = H5Lexists(g, "epochs", H5P_DEFAULT) > 0 ? H5Dopen2(g, "epochs", H5P_DEFAULT) : -1;
+  if (src >= 0) {
+    hid_t sp = H5Dget_space(src);
+    hsize_t d[3] = {0, 0, 0};
+    if (H5Sget_simple_extent_ndims(sp) == 3) H5Sget_simple_extent_dims(sp, d, nullptr);
+    H5Sclose(sp);
+    ne = d[1] == nv && d[2] == nr ? d[0] : 0;
+  }
+  hsize_t gd[3] = {ne, nv, nc};
+  hid_t gsp = H5Screate_simple(3, gd, nullptr);
+  hid_t dst = H5Dcreate2(g, "grid", H5T_NATIVE_DOUBLE, gsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = dst >= 0;
+  std::vector<double> totals(nv * nc, 0.0);
+  constexpr hsize_t kBlock = 64;
+  for (hsize_t e0 = 0; ok && e0 < ne; e0 += kBlock) {
+    const hsize_t k = std::min(kBlock, ne - e0);
+    std::vector<double> in(k * nv * nr), out(k * nv * nc, 0.0);
+    hsize_t start[3] = {e0, 0, 0}, cin[3] = {k, nv, nr}, cout[3] = {k, nv, nc};
+    hid_t fs = H5Dget_space(src);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cin, nullptr);
+    hid_t ms = H5Screate_simple(3, cin, nullptr);
+    ok = H5Dread(src, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, in.data()) >= 0;
+    H5Sclose(ms);
+    H5Sclose(fs);
+    for (hsize_t i = 0; i < k * nv; ++i) {
+      for (hsize_t r = 0; r < nr; ++r) {
+        const std::int64_t c = grid.cell_of_rank[r];
+        if (c < 0 || static_cast<hsize_t>(c) >= nc) continue;
+        out[i * nc + static_cast<hsize_t>(c)] += in[i * nr + r];
+        totals[(i % nv) * nc + static_cast<hsize_t>(c)] += in[i * nr + r];
+      }
+    }
+    fs = H5Dget_space(dst);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cout, nullptr);
+    ms = H5Screate_simple(3, cout, nullptr);
+    ok = ok && H5Dwrite(dst, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out.data()) >= 0;
+    H5Sclose(ms);
+    H5Sclose(fs);
+  }
+  if (dst >= 0) H5Dclose(dst);
+  H5Sclose(gsp);
+  if (src >= 0) H5Dclose(src);
+  ok = write_doubles(g, "grid_totals", {nv, nc}, totals.data()) && ok;
+  // (Attributes of /views: the names in order, the grid and its source.)
+  string_attr(g, "names", joined);
+  string_attr(g, "grid_source", grid.source);
+  {
+    hsize_t n[1] = {3};
+    hid_t sp = H5Screate_simple(1, n, nullptr);
+    if (H5Aexists(g, "grid_dims") > 0) H5Adelete(g, "grid_dims");
+    hid_t a = H5Acreate2(g, "grid_dims", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+    ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, grid.dims) >= 0 && ok;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+  }
+  std::vector<std::int64_t> cells(grid.cell_of_rank);
+  {
+    hsize_t n[1] = {cells.size()};
+    hid_t sp = H5Screate_simple(1, n, nullptr);
+    hid_t d = H5Dcreate2(g, "cell_of_rank", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()) >= 0 && ok;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(sp);
+  }
+  H5Gclose(g);
+  return ok;
+}
+
+bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& views, const Grid& grid,
+                const std::vector<double>& epoch_ends, std::string& error) {
+  std::string xdmf = h5_path;
+  const auto dot = xdmf.rfind(".h5");
+  xdmf = (dot != std::string::npos && dot + 3 == xdmf.size() ? xdmf.substr(0, dot) : xdmf) + ".xdmf";
+  const std::string base = h5_path.substr(h5_path.find_last_of('/') + 1);
+  const std::int64_t cz = grid.dims[0], cy = grid.dims[1], cx = grid.dims[2];
+  const std::int64_t nc = cz * cy * cx, nv = static_cast<std::int64_t>(views.size());
+  const std::int64_t ne = static_cast<std::int64_t>(epoch_ends.size());
+  std::ofstream x(xdmf);
+  if (!x) {
+    error = "cannot write '" + xdmf + "'";
+    return false;
+  }
+  // A view's slab of a dataset [.., n_views, n_cells] as a (z, y, x) block.
+  auto slab = [&](const std::string& name, const char* dataset, std::int64_t lead, std::int64_t e, std::int64_t v) {
+    x << "    <Attribute Name=\"" << name << "\" Center=\"Cell\" AttributeType=\"Scalar\">\n"
+      << "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cz << " " << cy << " " << cx
+      << "\" Type=\"HyperSlab\">\n";
+    if (lead > 0) {
+      x << "      <DataItem Dimensions=\"3 3\" Format=\"XML\">" << e << " " << v << " 0 1 1 1 1 1 " << nc
+        << "</DataItem>\n      <DataItem Dimensions=\"" << lead << " " << nv << " " << nc;
+    } else {
+      x << "      <DataItem Dimensions=\"3 2\" Format=\"XML\">" << v << " 0 1 1 1 " << nc
+        << "</DataItem>\n      <DataItem Dimensions=\"" << nv << " " << nc;
+    }
+    x << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << base << ":/views/" << dataset
+      << "</DataItem>\n     </DataItem>\n    </Attribute>\n";
+  };
+  x << "<?xml version=\"1.0\" ?>\n"
+    << "<!-- onlinews: per-rank metric values on the process grid (" << grid.source << ", " << cz << " x " << cy
+    << " x " << cx << " cells);\n     one time step per epoch, at its end (seconds since MPI_Init): each view's "
+    << "epoch value (<view>)\n     and run total (total_<view>). Data: " << base << " /views/grid, /views/grid_totals. "
+    << "-->\n<Xdmf Version=\"2.0\">\n <Domain>\n"
+    << "  <Grid Name=\"onlinews\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (std::int64_t e = 0; e < std::max<std::int64_t>(ne, 1); ++e) {
+    x << "   <Grid Name=\"epoch " << e << "\" GridType=\"Uniform\">\n"
+      << "    <Time Value=\"" << (ne > 0 ? epoch_ends[static_cast<std::size_t>(e)] : 0.0) << "\"/>\n"
+      << "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << cz + 1 << " " << cy + 1 << " " << cx + 1
+      << "\"/>\n"
+      << "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n"
+      << "    </Geometry>\n";
+    for (std::int64_t v = 0; v < nv; ++v) {
+      const std::string& name = views[static_cast<std::size_t>(v)];
+      if (ne > 0) slab(name, "grid", ne, e, v);
+      slab("total_" + name, "grid_totals", 0, 0, v);
+    }
+    x << "   </Grid>\n";
+  }
+  x << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  x.close();
+  if (!x) {
+    error = "cannot write '" + xdmf + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace onlinews::io
