@@ -25,34 +25,50 @@ bool write_doubles(hid_t group, const char* name, const std::vector<hsize_t>& di
 }  // namespace
 
 bool H5Output::append_views(const std::vector<double>& values, int n_views, int n_ranks) {
-  if (file_ < 0 || n_views <= 0 || n_ranks <= 0) return false;
+  return append_per_rank(views_, "views", "epochs", values, {}, n_views, n_ranks);
+}
+
+bool H5Output::append_pvars(const std::vector<double>& values, const std::vector<std::string>& names,
+                            int n_ranks) {
+  return append_per_rank(pvars_, "epochs", "mpi_t_pvars", values, names, static_cast<int>(names.size()), n_ranks);
+}
+
+bool H5Output::append_per_rank(std::int64_t& cache, const char* group, const char* name,
+                               const std::vector<double>& values, const std::vector<std::string>& names,
+                               int n_items, int n_ranks) {
+  if (file_ < 0 || n_items <= 0 || n_ranks <= 0) return false;
   QuietH5 quiet;
-  const hsize_t nv = static_cast<hsize_t>(n_views), nr = static_cast<hsize_t>(n_ranks);
-  if (views_ < 0) {
-    const htri_t exists = H5Lexists(file_, "views", H5P_DEFAULT);
-    hid_t g = exists > 0 ? H5Gopen2(file_, "views", H5P_DEFAULT)
-                         : H5Gcreate2(file_, "views", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (exists > 0) {
-      views_ = H5Dopen2(g, "epochs", H5P_DEFAULT);
+  const hsize_t nv = static_cast<hsize_t>(n_items), nr = static_cast<hsize_t>(n_ranks);
+  if (cache < 0) {
+    const htri_t exists = H5Lexists(file_, group, H5P_DEFAULT);
+    hid_t g = exists > 0 ? H5Gopen2(file_, group, H5P_DEFAULT)
+                         : H5Gcreate2(file_, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (H5Lexists(g, name, H5P_DEFAULT) > 0) {
+      cache = H5Dopen2(g, name, H5P_DEFAULT);
     } else {
       hsize_t dims[3] = {0, nv, nr}, maxd[3] = {H5S_UNLIMITED, nv, nr}, chunk[3] = {1, nv, nr};
       hid_t sp = H5Screate_simple(3, dims, maxd);
       hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
       H5Pset_chunk(dcpl, 3, chunk);
-      views_ = H5Dcreate2(g, "epochs", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      cache = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
       H5Pclose(dcpl);
       H5Sclose(sp);
+      if (cache >= 0 && !names.empty()) {
+        std::string joined;
+        for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+        string_attr(cache, "names", joined);
+      }
     }
     H5Gclose(g);
-    if (views_ < 0) return false;
+    if (cache < 0) return false;
   }
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   hsize_t size[3] = {e + 1, nv, nr}, start[3] = {e, 0, 0}, count[3] = {1, nv, nr};
-  bool ok = H5Dset_extent(views_, size) >= 0;
-  hid_t fs = H5Dget_space(views_);
+  bool ok = H5Dset_extent(cache, size) >= 0;
+  hid_t fs = H5Dget_space(cache);
   H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
   hid_t ms = H5Screate_simple(3, count, nullptr);
-  ok = ok && H5Dwrite(views_, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, values.data()) >= 0;
+  ok = ok && H5Dwrite(cache, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, values.data()) >= 0;
   H5Sclose(ms);
   H5Sclose(fs);
   return ok;

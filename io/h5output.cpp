@@ -276,7 +276,8 @@ bool H5Output::write_topology(const Topology& topo) {
 
 void H5Output::close_epoch_datasets() {
   if (views_ >= 0) H5Dclose(views_);
-  views_ = -1;
+  if (pvars_ >= 0) H5Dclose(pvars_);
+  views_ = pvars_ = -1;
   if (table_ >= 0) H5Dclose(table_);
   for (const auto d : epoch_sets_) {
     if (d >= 0) H5Dclose(d);

@@ -95,6 +95,9 @@ class H5Output {
   // epoch's values[view * n_ranks + rank], appended to /views/epochs
   // [n_epochs, n_views, n_ranks] before append_epoch_end().
   bool append_views(const std::vector<double>& values, int n_views, int n_ranks);
+  // The same for sampled MPI_T performance variables: /epochs/mpi_t_pvars
+  // [n_epochs, n_variables, n_ranks], attribute names.
+  bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks);
   // At the end (the file reopened): /views/grid [n_epochs, n_views, n_cells]
   // and /views/grid_totals [n_views, n_cells], the views in grid-cell order,
   // and the views' names and the grid as attributes of /views.
@@ -111,7 +114,13 @@ class H5Output {
   std::vector<std::int64_t> epoch_sets_;
   std::int64_t epochs_written_ = 0;
   int locations_ = 0;
+  // Appends values[item * n_ranks + rank] as the current epoch's row of the
+  // dataset `group`/`name` [n_epochs, n_items, n_ranks] (created, with the
+  // names attribute, at the first row; kept open in `cache`).
+  bool append_per_rank(std::int64_t& cache, const char* group, const char* name, const std::vector<double>& values,
+                       const std::vector<std::string>& names, int n_items, int n_ranks);
   std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
+  std::int64_t pvars_ = -1;  // /epochs/mpi_t_pvars, likewise
 };
 
 // Collective over `comm`: opens the closed file `path` with MPI-IO and writes

@@ -156,6 +156,8 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
       eager = read_eager_limits(s.defs, s.thread_level);
     }
   }
+  s.eager_limits = eager;
+  s.pvars.start(s.cfg.mpi_t_pvars, s.thread_level, s.rank, s.warnings);
   s.clock_sync.init(s.tool_world, s.rank, s.defs.host_of_rank, g_init_ns, s.cfg.test_clock_skew);
   const std::uint64_t init_ns = s.clock_sync.to_global(g_init_ns);
   std::uint64_t start_ns = init_ns;
@@ -319,6 +321,7 @@ void pre_finalize(Call& c) {
     log_warning("the final analysis failed; results may be incomplete", false);
   }
   g_recording.store(false);
+  s->pvars.stop();  // (MPI_T before MPI)
   s->transport.reset();
   s->comms.release_all();
   if (s->tool_world != MPI_COMM_NULL) PMPI_Comm_free(&s->tool_world);

@@ -171,6 +171,16 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     const auto v = exclusive(prof.epoch_values(l));
     mine.insert(mine.end(), v.begin(), v.end());
   }
+  // MPI_T performance variables at the cut that ended the epoch (boundary
+  // index + 1; Pipeline::add_boundary), after the locations.
+  std::vector<double> pv;
+  if (auto it = s.pvar_samples.find(static_cast<std::uint32_t>(facts.index) + 1); it != s.pvar_samples.end()) {
+    pv = std::move(it->second);
+    s.pvar_samples.erase(s.pvar_samples.begin(), std::next(it));
+  } else {
+    pv = s.pvars.sample();
+  }
+  mine.insert(mine.end(), pv.begin(), pv.end());
   std::vector<std::byte> bytes(mine.size() * sizeof(double));
   std::memcpy(bytes.data(), mine.data(), bytes.size());
   std::vector<std::vector<std::byte>> all;
@@ -227,6 +237,14 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
                 matrix.begin() + static_cast<std::ptrdiff_t>(it->second) * analysis::kMetricCount);
     }
   }
+  // The sampled MPI_T variables, per rank: pvars[variable * ranks + rank].
+  const std::size_t npv = s.pvars.names().size();
+  std::vector<double> pvars(npv * static_cast<std::size_t>(s.size), 0.0);
+  for (std::size_t r = 0; r < per_rank.size() && npv > 0; ++r) {
+    if (per_rank[r].size() < kF) continue;
+    const std::size_t at = kF + static_cast<std::size_t>(per_rank[r][kLocations]) * analysis::kMetricCount;
+    for (std::size_t v = 0; v < npv && at + v < per_rank[r].size(); ++v) pvars[v * s.size + r] = per_rank[r][at + v];
+  }
   s.totals.epochs += 1;
   s.totals.analysis_seconds += row.analysis_seconds;
   s.totals.forward_seconds += forward;
@@ -266,6 +284,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     co_await hdf5_free();
     const std::vector<double> views = epoch_views(s, matrix);
     ok = timed([&] { return s.h5->append_views(views, view_count(), s.size); }) && ok;
+    if (npv > 0) ok = timed([&] { return s.h5->append_pvars(pvars, s.pvars.names(), s.size); }) && ok;
     co_await hdf5_free();
     ok = timed([&] { return s.h5->append_epoch_end(); }) && ok;
     s.appending = false;

@@ -142,6 +142,14 @@ void finish_output(State& s) {
     std::string waits;
     for (const auto& w : postpass::wait_state_names()) waits += (waits.empty() ? "" : ",") + w;
     s.h5->set_attr("wait_states", waits);
+    // Eager vs. rendezvous: the limits and the library variables they came
+    // from (mpi_t.cpp), and the sampled MPI_T performance variables.
+    s.h5->set_attr("eager_limits", s.eager_limits);
+    s.h5->set_attr("eager_limit_local", static_cast<std::int64_t>(s.defs.eager_limit_local));
+    s.h5->set_attr("eager_limit_remote", static_cast<std::int64_t>(s.defs.eager_limit_remote));
+    std::string pvars;
+    for (const auto& n : s.pvars.names()) pvars += (pvars.empty() ? "" : ",") + n;
+    s.h5->set_attr("mpi_t_pvars", pvars);
     s.h5->close();
     if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
   }

@@ -89,6 +89,8 @@ Pipeline::~Pipeline() = default;
 
 void Pipeline::add_boundary(const Boundary& b) {
   boundaries_.push_back(b);
+  // MPI_T performance variables at the cut (written with its epoch).
+  if (!s_.pvars.names().empty()) s_.pvar_samples[b.number] = s_.pvars.sample();
   t_progress_gate = 0;  // the next wrapper entry sees the new work (analysis_pending())
 }
 

@@ -20,6 +20,7 @@
 #include "inline_analysis/analysis.hpp"
 #include "io/h5output.hpp"
 #include "io/live_log.hpp"
+#include "mpi_t_pvars.hpp"
 #include "requests.hpp"
 #include "runtime.hpp"
 
@@ -93,6 +94,9 @@ struct State {
   bool output_ok = false;
   bool appending = false;  // MPI thread: rank 0 is between the parts of an epoch's append
   std::unique_ptr<io::H5Output> h5;          // rank 0
+  PvarSampler pvars;                         // MPI_T performance variables (ONLINEWS_MPI_T_PVARS)
+  std::map<std::uint32_t, std::vector<double>> pvar_samples;  // MPI thread: by boundary number
+  std::string eager_limits;                  // the eager limits and the variables they came from
   io::LiveLog live;                          // rank 0: <name>.live, one line per epoch (--follow)
   std::vector<io::LocationRow> locations;    // rank 0: global column order
   std::unordered_map<std::uint64_t, int> location_column;  // rank 0: (rank<<32|thread) -> column

@@ -11,6 +11,8 @@ output against the expectations in <name>.expect, one directive per line
   atleast / atmost METRIC [selectors] VALUE
   ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
   attr NAME ==|>=|<=|>|< VALUE
+  pvar TEXT rank=R max|last ==|>=|<=|>|< VALUE   (the sampled MPI_T variable whose name
+      contains TEXT, on rank R: its largest or last epoch value)
   absent REGION                                                  (no call path has it)
   relate METRIC [selectors] =|<=|>= TERM {+|- TERM} [+- TOLERANCE]   (tolerance with = only)
       TERM: [C *] METRIC [selectors] | [C *] spread METRIC [selectors] | NUMBER
@@ -181,7 +183,7 @@ def parse_expect(path):
             spec["output"] = rest[0]
         elif key == "pre-create":
             spec["pre_create"].append(rest[0])
-        elif key in ("expect", "atleast", "atmost", "attr", "ratio-atleast", "absent", "relate"):
+        elif key in ("expect", "atleast", "atmost", "attr", "pvar", "ratio-atleast", "absent", "relate"):
             spec["checks"].append((no, key, rest))
         else:
             sys.exit(f"{path}:{no}: unknown directive '{key}'")
@@ -386,18 +388,31 @@ def main():
     return 0 if not failures else 1
 
 
+def compare(got, op, want):
+    try:
+        gotv, wantv = float(got), float(want)
+    except (TypeError, ValueError):
+        gotv, wantv = str(got), want
+    return {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
+            "<": gotv < wantv}[op]
+
+
 def check(result, key, rest):
-    """One expect/atleast/atmost/attr/ratio-atleast line -> (ok, description)."""
+    """One expect/atleast/atmost/attr/pvar/ratio-atleast line -> (ok, description)."""
     if key == "attr":
         name, op, want = rest
         got = result.attrs.get(name)
-        try:
-            gotv, wantv = float(got), float(want)
-        except (TypeError, ValueError):
-            gotv, wantv = str(got), want
-        ok = {"==": gotv == wantv, ">=": gotv >= wantv, "<=": gotv <= wantv, ">": gotv > wantv,
-              "<": gotv < wantv}[op]
-        return ok, f"attr {name} = {got} (want {op} {want})"
+        return compare(got, op, want), f"attr {name} = {got} (want {op} {want})"
+    if key == "pvar":
+        text, where, which, op, want = rest
+        names = str(result.attrs.get("mpi_t_pvars", "")).split(",")
+        hits = [i for i, n in enumerate(names) if text in n]
+        if len(hits) != 1 or "epochs/mpi_t_pvars" not in result.f:
+            return False, f"pvar {text}: sampled variables {names} (want exactly one containing it)"
+        values = result.f["epochs/mpi_t_pvars"][:, hits[0], int(where.split("=")[1])]
+        got = float(values.max() if which == "max" else values[-1]) if len(values) else None
+        return got is not None and compare(got, op, want), f"pvar {names[hits[0]]} {where} {which} = {got} " \
+            f"(want {op} {want}; per epoch {list(values)})"
     if key == "absent":  # a region that must not appear in any call path
         found = result.callpaths_of_region(rest[0])
         return not found, f"region {rest[0]}: {len(found)} call paths (want none)"
