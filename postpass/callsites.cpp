@@ -57,9 +57,7 @@ io::CallsiteRow by_dladdr(std::uint64_t pc) {
 
 }  // namespace
 
-std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites) {
-  std::vector<io::CallsiteRow> out;
-  out.reserve(sites.size());
+Symbolizer::Symbolizer() {
 #if ONLINEWS_HAVE_LIBDW
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
@@ -71,39 +69,49 @@ std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& si
     dwfl_end(dwfl);
     dwfl = nullptr;
   }
+  dwfl_ = dwfl;
 #endif
-  for (const std::uint64_t site : sites) {
-    // (A return address follows the call: its line is the one before.)
-    const std::uint64_t pc = site > 0 ? site - 1 : 0;
+}
+
+Symbolizer::~Symbolizer() {
 #if ONLINEWS_HAVE_LIBDW
-    Dwfl_Module* m = dwfl != nullptr ? dwfl_addrmodule(dwfl, pc) : nullptr;
-    if (m != nullptr) {
-      io::CallsiteRow r;
-      const char* symbol = dwfl_module_addrname(m, pc);
-      if (symbol != nullptr) {
-        r.function = demangled(symbol);
-      } else {
-        Dwarf_Addr start = 0;
-        const char* object = dwfl_module_info(m, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr);
-        r.function = offset_name(object, pc - start);
-      }
-      if (Dwfl_Line* line = dwfl_module_getsrc(m, pc)) {
-        int lineno = 0;
-        const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
-        if (file != nullptr) {
-          r.file = file;
-          r.line = lineno;
-        }
-      }
-      out.push_back(std::move(r));
-      continue;
+  if (dwfl_ != nullptr) dwfl_end(static_cast<Dwfl*>(dwfl_));
+#endif
+}
+
+io::CallsiteRow Symbolizer::name(std::uint64_t pc) const {
+#if ONLINEWS_HAVE_LIBDW
+  Dwfl_Module* m = dwfl_ != nullptr ? dwfl_addrmodule(static_cast<Dwfl*>(dwfl_), pc) : nullptr;
+  if (m != nullptr) {
+    io::CallsiteRow r;
+    const char* symbol = dwfl_module_addrname(m, pc);
+    if (symbol != nullptr) {
+      r.function = demangled(symbol);
+    } else {
+      Dwarf_Addr start = 0;
+      const char* object = dwfl_module_info(m, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr);
+      r.function = offset_name(object, pc - start);
     }
-#endif
-    out.push_back(by_dladdr(pc));
+    if (Dwfl_Line* line = dwfl_module_getsrc(m, pc)) {
+      int lineno = 0;
+      const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+      if (file != nullptr) {
+        r.file = file;
+        r.line = lineno;
+      }
+    }
+    return r;
   }
-#if ONLINEWS_HAVE_LIBDW
-  if (dwfl != nullptr) dwfl_end(dwfl);
 #endif
+  return by_dladdr(pc);
+}
+
+std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites) {
+  const Symbolizer symbols;
+  std::vector<io::CallsiteRow> out;
+  out.reserve(sites.size());
+  // (A return address follows the call: its line is the one before.)
+  for (const std::uint64_t site : sites) out.push_back(symbols.name(site > 0 ? site - 1 : 0));
   return out;
 }
 

@@ -53,7 +53,22 @@ struct Unified {
   std::vector<io::CallsiteRow> callsites;    // rank 0: global call-site table
 };
 
-// Names this process's call sites (code addresses; callsites.cpp), in order.
+// Names code addresses of this process (callsites.cpp): function (from the
+// symbol table, demangled), file and line (DWARF, with libdw).  Opening it
+// reads the process's modules once (about a millisecond); name() is then
+// a lookup.  Not thread-safe.
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+  io::CallsiteRow name(std::uint64_t pc) const;
+
+ private:
+  void* dwfl_ = nullptr;  // Dwfl* (libdw), nullptr without
+};
+// Names this process's call sites (return addresses), in order.
 std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites);
 
 // Collective over `comm` (rank 0 does the merging).

@@ -1,0 +1,92 @@
+// Compiler instrumentation: code built with -finstrument-functions calls
+// __cyg_profile_func_enter/exit around every function; libonlinews provides
+// them, and each function becomes a user region named after it (demangled),
+// unless ONLINEWS_FILTER skips it.  Calls happen on any thread, often.
+//
+// The hot path: a thread-local direct-mapped cache from the function's
+// address to its region (or "filtered"), and a thread-local bit stack that
+// says whether an enter was recorded, so that its exit is too.  Only the
+// first call of a function on a thread misses the cache and takes a lock; the
+// first call in the process also names it (postpass::Symbolizer: about a
+// millisecond to open, then a lookup).
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "postpass/postpass.hpp"
+#include "regions.hpp"
+#include "runtime.hpp"
+
+namespace onlinews::rt {
+namespace {
+
+constexpr std::size_t kCache = 256;
+struct Slot {
+  const void* fn = nullptr;
+  std::uint32_t region = kFilteredRegion;
+};
+// Which open calls were recorded (bit per depth; deeper ones are not).
+constexpr std::uint32_t kDepth = 1 << 12;
+struct Calls {
+  Slot cache[kCache];
+  std::uint64_t recorded[kDepth / 64];
+  std::uint32_t depth;
+};
+constinit thread_local Calls t_calls{};
+
+std::mutex g_mu;
+std::unordered_map<const void*, std::uint32_t>* g_regions = nullptr;  // by function address (g_mu)
+postpass::Symbolizer* g_symbols = nullptr;                          // (g_mu)
+
+[[gnu::no_instrument_function, gnu::noinline]] std::uint32_t resolve(const void* fn) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_regions == nullptr) g_regions = new std::unordered_map<const void*, std::uint32_t>();
+  auto it = g_regions->find(fn);
+  if (it != g_regions->end()) return it->second;
+  if (g_symbols == nullptr) g_symbols = new postpass::Symbolizer();
+  const std::string name = g_symbols->name(reinterpret_cast<std::uintptr_t>(fn)).function;
+  // (user_region keeps its own copy of the name, and applies ONLINEWS_FILTER.)
+  const std::uint32_t region = user_region(name.c_str());
+  g_regions->emplace(fn, region);
+  return region;
+}
+
+[[gnu::no_instrument_function, gnu::always_inline]] inline std::uint32_t region_of(const void* fn) {
+  Slot& s = t_calls.cache[(reinterpret_cast<std::uintptr_t>(fn) >> 4) % kCache];
+  if (s.fn != fn) s = {fn, resolve(fn)};
+  return s.region;
+}
+
+}  // namespace
+}  // namespace onlinews::rt
+
+extern "C" {
+
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_enter(void* fn, void*) {
+  using namespace onlinews::rt;
+  Calls& c = t_calls;
+  const std::uint32_t d = c.depth++;
+  bool on = false;
+  if (recording()) {
+    const std::uint32_t region = region_of(fn);
+    if (region != kFilteredRegion) {
+      record_enter(raw_now(), region);
+      on = true;
+    }
+  }
+  if (d < kDepth) {
+    const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+    c.recorded[d / 64] = on ? (c.recorded[d / 64] | bit) : (c.recorded[d / 64] & ~bit);
+  }
+}
+
+__attribute__((visibility("default"), no_instrument_function)) void __cyg_profile_func_exit(void*, void*) {
+  using namespace onlinews::rt;
+  Calls& c = t_calls;
+  if (c.depth == 0) return;
+  const std::uint32_t d = --c.depth;
+  if (d < kDepth && (c.recorded[d / 64] >> (d % 64) & 1) != 0 && recording()) record_leave(raw_now());
+}
+
+}  // extern "C"
