@@ -170,6 +170,7 @@ bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& view
     error = "cannot write '" + xdmf + "'";
     return false;
   }
+  x.precision(12);  // (epoch end times: short epochs of a long run stay apart)
   // A view's slab of a dataset [.., n_views, n_cells] as a (z, y, x) block.
   auto slab = [&](const std::string& name, const char* dataset, std::int64_t lead, std::int64_t e, std::int64_t v) {
     x << "    <Attribute Name=\"" << name << "\" Center=\"Cell\" AttributeType=\"Scalar\">\n"

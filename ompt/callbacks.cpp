@@ -277,7 +277,9 @@ void on_dispatch(ompt_data_t*, ompt_data_t*, ompt_dispatch_t kind, ompt_data_t) 
     }
     return enter(OmpConstruct::Section);
   }
-  if (rt::recording() && rt::t_buffer != nullptr) rt::t_buffer->count_dispatched_chunk();
+  // (ompt_dispatch_ws_loop_chunk, _taskloop_chunk, _distribute_chunk: 3-5
+  // in OpenMP 5.2; per-iteration dispatches are not chunks.)
+  if (kind >= 3 && kind <= 5 && rt::recording() && rt::t_buffer != nullptr) rt::t_buffer->count_dispatched_chunk();
 }
 
 }  // namespace onlinews::ompt

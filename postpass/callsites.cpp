@@ -60,7 +60,9 @@ io::CallsiteRow by_dladdr(std::uint64_t pc) {
 Symbolizer::Symbolizer() {
 #if ONLINEWS_HAVE_LIBDW
   static char* debuginfo_path = nullptr;
-  static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+  // (Separate debug files only by build id, locally: the standard finder
+  // falls back to debuginfod, network requests inside MPI_Finalize.)
+  static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_build_id_find_debuginfo, nullptr,
                                            &debuginfo_path};
   Dwfl* dwfl = dwfl_begin(&callbacks);
   const bool reported =

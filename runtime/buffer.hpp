@@ -36,10 +36,15 @@ class ThreadBuffer {
   // next unsuccessful poll of the same region only moves it, and any other
   // event first records it.  A polling loop thus becomes one visit spanning
   // it (DESIGN.md: polling is time, not events).
-  bool polling(std::uint32_t region) const { return deferred_leave_ != 0 && deferred_region_ == region; }
-  void defer_leave(std::uint64_t t, std::uint32_t region) {
+  // (`site`: the polling call's call site; polls of one function from two
+  // places are two loops.)
+  bool polling(std::uint32_t region, const void* site = nullptr) const {
+    return deferred_leave_ != 0 && deferred_region_ == region && deferred_site_ == site;
+  }
+  void defer_leave(std::uint64_t t, std::uint32_t region, const void* site = nullptr) {
     deferred_leave_ = t;
     deferred_region_ = region;
+    deferred_site_ = site;
   }
   void extend_poll(std::uint64_t t) {
     deferred_leave_ = t;
@@ -122,6 +127,7 @@ class ThreadBuffer {
   std::uint32_t dropped_open_ = 0;      // producer-only
   std::uint64_t deferred_leave_ = 0;    // producer-only: pending Leave of a poll (0: none)
   std::uint32_t deferred_region_ = 0;
+  const void* deferred_site_ = nullptr;
   std::atomic<std::uint64_t> coalesced_{0};  // polls folded into an earlier one (owner writes)
   std::atomic<std::uint64_t> time_only_calls_{0};  // owner writes
   std::atomic<std::uint64_t> chunks_{0};           // owner writes

@@ -80,7 +80,7 @@ inline void poll_begin(Call& c) {
 // one visit, so a probe's Late Sender counts from the loop's start).
 inline void poll_found(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
-  if (b != nullptr && b->polling(c.region)) {
+  if (b != nullptr && b->polling(c.region, c.caller)) {
     b->resume_poll();
     return;
   }
@@ -90,12 +90,12 @@ inline void poll_nothing(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
   if (b == nullptr) return;
   const std::uint64_t t = raw_now();
-  if (b->polling(c.region)) {
+  if (b->polling(c.region, c.caller)) {
     b->extend_poll(t);
     return;
   }
   b->push(call_enter_event(c, c.t_enter));  // records any other pending poll's Leave first
-  b->defer_leave(t, c.region);
+  b->defer_leave(t, c.region, c.caller);
 }
 
 // Records the completion of one tracked request (Wait*/Test* and friends);

@@ -174,7 +174,6 @@ void finish_output(State& s) {
         io::H5Output h5;
         if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
       }
-      s.live.complete(s.totals.epochs, wall);
       // The views on the process grid, and the ParaView sidecar.
       const io::Grid grid = decide_grid(s);
       {
@@ -184,6 +183,7 @@ void finish_output(State& s) {
         }
       }
       if (!io::write_xdmf(s.output_path, view_names(), grid, s.epoch_ends, err)) log_warning(err);
+      s.live.complete(s.totals.epochs, wall);  // (last: the file is finished, and closed)
     }
   }
 

@@ -203,10 +203,8 @@ io::Grid decide_grid(const State& s) {
       g.source = "ONLINEWS_GRID";
       return g;
     }
-    if (s.rank == 0) {
-      std::fprintf(stderr, "onlinews: warning: ONLINEWS_GRID=%s is not AxB or AxBxC with %d cells in all (the "
-                   "number of ranks): ignored\n", s.cfg.grid.c_str(), s.size);
-    }
+    log_warning("ONLINEWS_GRID=" + s.cfg.grid + " is not AxB or AxBxC with " + std::to_string(s.size) +
+                " cells in all (the number of ranks): using the default grid");
   }
   // The first Cartesian communicator spanning all ranks: a rank's cell from
   // its coordinates (reordered communicators too); beyond 3 dimensions the

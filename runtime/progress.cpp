@@ -143,7 +143,7 @@ void progress(const void* caller, std::uint32_t region) {
   // part of the loop's one visit: the application was waiting there anyway,
   // and a region inside it would end the visit.
   ThreadBuffer* b = t_buffer;
-  if (t1 - t0 >= ticks(kRecordNs) && (b == nullptr || !b->polling(region))) {
+  if (t1 - t0 >= ticks(kRecordNs) && (b == nullptr || !b->polling(region, caller))) {
     record_enter(t0, tool_region_analysis());
     record_leave(t1);
   }

@@ -7,9 +7,15 @@
 //   Late Sender of 0.3 s in MPI_Recv under app::consume(double*) on rank 1,
 //   its delay cost (0.3 s) on app::produce() on rank 0;
 // with ONLINEWS_FILTER='app::tiny*' (instrumented_filter.expect) app::tiny()
-// is not a region, and nothing else changes.
+// is not a region, and nothing else changes.  Before that, rank 0 leaves
+// app::deep() by longjmp (no exit hook runs for it) and app::thrower() by
+// an exception: the exits that follow still close the right regions, so
+// app::produce() lies directly under the root (not under app::jumper()).
 #include <mpi.h>
+#include <setjmp.h>
 #include <time.h>
+
+#include <stdexcept>
 
 namespace app {
 
@@ -21,6 +27,23 @@ __attribute__((no_instrument_function)) static void sleep_s(double s) {
 
 volatile double sink = 0;
 [[gnu::noinline]] void tiny() { sink = sink + 1; }
+
+jmp_buf g_jump;
+[[gnu::noinline]] void deep(int n) {
+  if (n < 0) return;  // (never: keeps GCC from calling it infinite recursion)
+  if (n == 0) longjmp(g_jump, 1);
+  deep(n - 1);
+}
+[[gnu::noinline]] void jumper() {
+  if (setjmp(g_jump) == 0) deep(3);
+}
+[[gnu::noinline]] void thrower() { throw std::runtime_error("out"); }
+[[gnu::noinline]] void catcher() {
+  try {
+    thrower();
+  } catch (const std::exception&) {
+  }
+}
 
 [[gnu::noinline]] void produce() {
   for (int i = 0; i < 1000; ++i) tiny();
@@ -40,6 +63,8 @@ int main(int argc, char** argv) {
   double buf[4] = {0};
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
+    app::jumper();
+    app::catcher();
     app::produce();
     MPI_Send(buf, 4, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD);
   } else if (rank == 1) {

@@ -17,10 +17,14 @@ class Lines:
 
     def __init__(self, path):
         self.path, self.offset, self.tail = path, 0, b""
+        self.restarted = False
 
     def new(self):
         try:
             with open(self.path, "rb") as f:
+                if os.fstat(f.fileno()).st_size < self.offset:  # (a new run truncated it)
+                    self.offset, self.tail = 0, b""
+                    self.restarted = True
                 f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:
@@ -51,8 +55,8 @@ def follow(h5_path, interval=1.0, timeout=None, out=sys.stdout):
     1 after `timeout` seconds without news (a job that died or hangs)."""
     path = live_path(h5_path)
     lines, display = Lines(path), {"_waits": set()}
-    last_news = time.monotonic()
-    waiting_said = False
+    last_news = started = time.monotonic()
+    waiting_said = printed_epoch = False
     while True:
         for text in lines.new():
             try:
@@ -61,13 +65,20 @@ def follow(h5_path, interval=1.0, timeout=None, out=sys.stdout):
                 print(f"onlinews-report: skipping an unreadable line of {path}", file=sys.stderr)
                 continue
             last_news = time.monotonic()
+            if lines.restarted:
+                print("onlinews-report: the live log was restarted (a new run): following it", file=sys.stderr)
+                lines.restarted = False
             if rec.get("format") == "onlinews-live":
                 display = dict(rec.get("display", {}))
                 display["_waits"] = set(rec.get("wait_states", []))
                 print(f"following {rec['file']}: {rec['command']} on {rec['ranks']} ranks", file=out, flush=True)
             elif "epoch" in rec:
                 print(epoch_line(rec, display), file=out, flush=True)
+                printed_epoch = printed_epoch or time.monotonic() - started > interval
             elif rec.get("complete"):
+                if time.time() - os.path.getmtime(path) > 2 * interval + 1 and not printed_epoch:
+                    print(f"onlinews-report: {path} is the log of a run that had finished before this follower "
+                          "started", file=sys.stderr)
                 print(f"complete: {rec['epochs']} epochs, {rec['wall_seconds']:.3f} s wall time; "
                       f"onlinews-report {h5_path} for the whole report", file=out, flush=True)
                 return 0
