@@ -66,7 +66,7 @@ std::map<MsgKey, Tail> sweep_envelopes(std::map<MsgKey, std::vector<Posting>>& b
 }  // namespace
 
 bool Analyzer::Impl::detect_concurrency() const {
-  if (!view_merged()) return false;
+  if (!view_merged() || !defs.threads_share_mpi) return false;
   // The MPI calls of the view (each once: events of one call share its
   // enter), as postings of one envelope.
   std::vector<Posting> calls;
@@ -88,7 +88,7 @@ bool Analyzer::Impl::detect_concurrency() const {
 }
 
 void Analyzer::Impl::flag_ambiguous_sends(const LocationWindow& w) {
-  if (!view_merged()) {
+  if (!view_merged() || !defs.threads_share_mpi) {
     send_tails.clear();
     return;
   }
@@ -113,7 +113,7 @@ void Analyzer::Impl::flag_ambiguous_sends(const LocationWindow& w) {
 
 std::vector<char> Analyzer::Impl::ambiguous_receives(const LocationWindow& w) {
   std::vector<char> ambiguous(completed.size(), 0);
-  if (!view_merged()) {
+  if (!view_merged() || !defs.threads_share_mpi) {
     recv_tails.clear();
     return ambiguous;
   }

@@ -118,6 +118,9 @@ struct Definitions {
   std::uint64_t eager_limit_local = 4096;
   std::uint64_t eager_limit_remote = 65536;
   std::vector<int> host_of_rank;   // world rank -> host index (empty: all on one host)
+  // MPI_THREAD_MULTIPLE: MPI calls of several threads may overlap in time
+  // (below it they cannot, and concurrency.cpp has nothing to look for).
+  bool threads_share_mpi = false;
 
   const RegionDef* region(std::uint32_t id) const {
     return id < regions.size() ? &regions[id] : nullptr;

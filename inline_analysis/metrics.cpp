@@ -50,4 +50,10 @@ void to_exclusive(double* values, std::size_t stride) {
   }
 }
 
+void to_inclusive(double* values) {
+  for (int m = kMetricCount - 1; m >= 0; --m) {  // (children follow their parents)
+    if (kInfos[m].parent >= 0) values[kInfos[m].parent] += values[m];
+  }
+}
+
 }  // namespace onlinews::analysis

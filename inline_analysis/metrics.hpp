@@ -33,5 +33,8 @@ bool metric_is_time(int index);
 // values[m * stride + k] for k < stride) to exclusive values in place:
 // exclusive(m) = inclusive(m) - sum of inclusive(children of m).
 void to_exclusive(double* values, std::size_t stride);
+// The reverse, for one value per metric: inclusive(m) = exclusive(m) + sum
+// of inclusive(children of m).
+void to_inclusive(double* values);
 
 }  // namespace onlinews::analysis

@@ -227,18 +227,22 @@ Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWi
     if (l >= sync_in.locations.size()) sync_in.locations.resize(l + 1);
     sync_in.locations[l] = {&lw.events, &loc(lw.location).annot};
   }
+  // The window begins at its boundary, else at its first event.
+  const bool free_begin = sync_in.bounds.begin == 0;
+  sync_in.begin = !free_begin       ? sync_in.bounds.begin
+                  : w.events.empty() ? 0
+                                     : static_cast<std::int64_t>(w.events.front().time);
   if (view_merged()) {
     // Each point on its own location, whose window gives the time between
     // points; the window spans every location's events (where a requested
     // cut does not bound it).
-    const bool free_begin = sync_in.bounds.begin == 0;
     sync_in.origin = &view_loc;
     sync_in.origin_index = &view_idx;
     for (const auto& lw : windows) {
       if (lw.events.empty()) continue;
       const auto b = static_cast<std::int64_t>(lw.events.front().time);
       const auto e = static_cast<std::int64_t>(lw.events.back().time);
-      if (free_begin && (sync_in.bounds.begin == 0 || b < sync_in.bounds.begin)) sync_in.bounds.begin = b;
+      if (free_begin) sync_in.begin = std::min(sync_in.begin, b);
       if (sync_in.bounds.ends_synchronized) sync_in.bounds.end = std::max(sync_in.bounds.end, e);
     }
   }

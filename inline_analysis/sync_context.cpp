@@ -19,17 +19,7 @@ Transport& SyncContext::transport() { return *r_.transport_; }
 
 std::uint64_t SyncContext::hash(std::uint32_t cp) { return r_.callpath_hash(rc_.defs(), rc_.callpaths(), cp); }
 
-std::int64_t SyncContext::window_begin() const {
-  if (r_.in_->bounds.begin > 0) return r_.in_->bounds.begin;
-  const auto& e = *r_.in_->events;
-  std::int64_t b = e.empty() ? 0 : static_cast<std::int64_t>(e.front().time);
-  if (r_.in_->origin != nullptr) {  // a merged view: its threads' windows start earlier
-    for (const auto& [ev, an] : r_.in_->locations) {
-      if (ev != nullptr && !ev->empty()) b = std::min(b, static_cast<std::int64_t>(ev->front().time));
-    }
-  }
-  return b;
-}
+std::int64_t SyncContext::window_begin() const { return r_.in_->begin; }
 std::int64_t SyncContext::window_end() const {
   const auto& e = *r_.in_->events;
   const std::int64_t last = e.empty() ? 0 : static_cast<std::int64_t>(e.back().time);
@@ -54,6 +44,11 @@ bool SyncContext::same_thread(std::size_t i, std::size_t k) const {
   const auto& p = r_.points_;
   if (!r_.in_->concurrent || i == 0 || i >= p.size() || k >= p.size()) return true;
   return location_of(p[i]) == location_of(p[k]);
+}
+
+bool SyncContext::counts_wait(std::size_t i, std::size_t k) const {
+  const SyncPoint& p = r_.points_[i];
+  return p.wait > 0 && !p.bound_only && same_thread(i, k);
 }
 
 std::size_t SyncContext::previous_with(std::size_t k, int peer) {
@@ -255,7 +250,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     }
   }
   for (std::size_t i = j + 1; i < k; ++i) {
-    if (p[i].wait <= 0 || p[i].bound_only || !same_thread(i, k)) continue;  // (a wait counts once: at its CollWait point)
+    if (!counts_wait(i, k)) continue;
     iv.waits += p[i].wait;
     add(p[i].callpath, -p[i].wait);
   }

@@ -51,7 +51,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   SyncPoint start;
   start.kind = SyncKind::Start;
   start.all_ranks = true;
-  start.enter = in.bounds.begin > 0 ? in.bounds.begin : ev.empty() ? 0 : static_cast<std::int64_t>(ev.front().time);
+  start.enter = in.begin;
   points_.push_back(start);
 
   for (const auto& f : in.late_senders) {

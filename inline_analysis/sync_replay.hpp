@@ -143,6 +143,10 @@ class SyncContext {
   // threads overlapped: a synchronization interval then runs on one thread,
   // from that thread's previous point, and only its own waits lie in it.
   bool same_thread(std::size_t i, std::size_t k) const;
+  // Whether point i's wait lies in the interval that ends at point k: a
+  // wait of k's sequence, counted at this point (a collective's at its
+  // CollWait point, not at points that only bound intervals).
+  bool counts_wait(std::size_t i, std::size_t k) const;
   bool concurrent() const;
   // Index of the latest synchronization point before `k` shared with world
   // rank `peer` (0: the window start).
@@ -284,6 +288,10 @@ class SyncReplay {
     // ... of synchronizing messages sent in an earlier epoch: (sender, seq, epoch).
     std::map<EpochSendKey, std::size_t> earlier_postings;
     WindowBounds bounds;
+    // When the window begins (ns): its boundary, or, where none bounds it,
+    // its first event (a merged view: its threads' earliest).  Set once per
+    // window by the replay (replay.cpp).
+    std::int64_t begin = 0;
     std::uint32_t open_callpath = kNoCallpath;  // open after the window's last event (for an empty window)
     // Empties everything for the next epoch, keeping the containers' memory.
     void reset(WindowBounds b) {
@@ -305,6 +313,7 @@ class SyncReplay {
       postings.clear();
       earlier_postings.clear();
       bounds = b;
+      begin = 0;
       open_callpath = kNoCallpath;
     }
   };

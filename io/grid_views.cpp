@@ -40,9 +40,7 @@ bool H5Output::append_per_rank(std::int64_t& cache, const char* group, const cha
   QuietH5 quiet;
   const hsize_t nv = static_cast<hsize_t>(n_items), nr = static_cast<hsize_t>(n_ranks);
   if (cache < 0) {
-    const htri_t exists = H5Lexists(file_, group, H5P_DEFAULT);
-    hid_t g = exists > 0 ? H5Gopen2(file_, group, H5P_DEFAULT)
-                         : H5Gcreate2(file_, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = open_group(file_, group);
     if (H5Lexists(g, name, H5P_DEFAULT) > 0) {
       cache = H5Dopen2(g, name, H5P_DEFAULT);
     } else {
@@ -53,36 +51,36 @@ bool H5Output::append_per_rank(std::int64_t& cache, const char* group, const cha
       cache = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
       H5Pclose(dcpl);
       H5Sclose(sp);
-      if (cache >= 0 && !names.empty()) {
-        std::string joined;
-        for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
-        string_attr(cache, "names", joined);
-      }
+      if (cache >= 0 && !names.empty()) string_attr(cache, "names", comma_joined(names));
     }
     H5Gclose(g);
     if (cache < 0) return false;
   }
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   hsize_t size[3] = {e + 1, nv, nr}, start[3] = {e, 0, 0}, count[3] = {1, nv, nr};
-  bool ok = H5Dset_extent(cache, size) >= 0;
-  hid_t fs = H5Dget_space(cache);
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-  hid_t ms = H5Screate_simple(3, count, nullptr);
-  ok = ok && H5Dwrite(cache, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, values.data()) >= 0;
-  H5Sclose(ms);
-  H5Sclose(fs);
-  return ok;
+  return slab(cache, 3, start, count, H5T_NATIVE_DOUBLE, const_cast<double*>(values.data()), size);
 }
 
-bool H5Output::write_grid_views(const std::vector<std::string>& names, const Grid& grid) {
+bool H5Output::write_grid_views(const std::vector<std::string>& names, const Grid& grid,
+                                std::vector<double>& epoch_ends) {
   if (file_ < 0) return false;
   QuietH5 quiet;
-  const hid_t g = H5Lexists(file_, "views", H5P_DEFAULT) > 0
-                      ? H5Gopen2(file_, "views", H5P_DEFAULT)
-                      : H5Gcreate2(file_, "views", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  // The epochs' end times (the XDMF's time steps), from /epochs/table.
+  epoch_ends.clear();
+  if (const hid_t table = H5Dopen2(file_, "epochs/table", H5P_DEFAULT); table >= 0) {
+    hid_t sp = H5Dget_space(table);
+    epoch_ends.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(sp)));
+    H5Sclose(sp);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(double));
+    H5Tinsert(t, "t_end", 0, H5T_NATIVE_DOUBLE);
+    if (!epoch_ends.empty() && H5Dread(table, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, epoch_ends.data()) < 0) {
+      epoch_ends.clear();
+    }
+    H5Tclose(t);
+    H5Dclose(table);
+  }
+  const hid_t g = open_group(file_, "views");
   if (g < 0) return false;
-  std::string joined;
-  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   const hsize_t nv = names.size(), nc = static_cast<hsize_t>(grid.dims[0] * grid.dims[1] * grid.dims[2]);
   const hsize_t nr = grid.cell_of_rank.size();
   // The epochs' views, read back a block of epochs at a time (bounded
@@ -106,12 +104,7 @@ bool H5Output::write_grid_views(const std::vector<std::string>& names, const Gri
     const hsize_t k = std::min(kBlock, ne - e0);
     std::vector<double> in(k * nv * nr), out(k * nv * nc, 0.0);
     hsize_t start[3] = {e0, 0, 0}, cin[3] = {k, nv, nr}, cout[3] = {k, nv, nc};
-    hid_t fs = H5Dget_space(src);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cin, nullptr);
-    hid_t ms = H5Screate_simple(3, cin, nullptr);
-    ok = H5Dread(src, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, in.data()) >= 0;
-    H5Sclose(ms);
-    H5Sclose(fs);
+    ok = slab(src, 3, start, cin, H5T_NATIVE_DOUBLE, in.data(), nullptr, true);
     for (hsize_t i = 0; i < k * nv; ++i) {
       for (hsize_t r = 0; r < nr; ++r) {
         const std::int64_t c = grid.cell_of_rank[r];
@@ -120,19 +113,14 @@ bool H5Output::write_grid_views(const std::vector<std::string>& names, const Gri
         totals[(i % nv) * nc + static_cast<hsize_t>(c)] += in[i * nr + r];
       }
     }
-    fs = H5Dget_space(dst);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cout, nullptr);
-    ms = H5Screate_simple(3, cout, nullptr);
-    ok = ok && H5Dwrite(dst, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out.data()) >= 0;
-    H5Sclose(ms);
-    H5Sclose(fs);
+    ok = ok && slab(dst, 3, start, cout, H5T_NATIVE_DOUBLE, out.data());
   }
   if (dst >= 0) H5Dclose(dst);
   H5Sclose(gsp);
   if (src >= 0) H5Dclose(src);
   ok = write_doubles(g, "grid_totals", {nv, nc}, totals.data()) && ok;
   // (Attributes of /views: the names in order, the grid and its source.)
-  string_attr(g, "names", joined);
+  string_attr(g, "names", comma_joined(names));
   string_attr(g, "grid_source", grid.source);
   {
     hsize_t n[1] = {3};

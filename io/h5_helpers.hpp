@@ -47,4 +47,24 @@ inline void number_attr(hid_t obj, const char* name, hid_t type, T value) {
   H5Sclose(sp);
 }
 
+// Writes (or, with `read`, reads) `data` as the hyperslab [start, start +
+// count) of dataset `d` (rank `n`); after growing it to `grow` if given.
+inline bool slab(hid_t d, int n, const hsize_t* start, const hsize_t* count, hid_t type, void* data,
+                 const hsize_t* grow = nullptr, bool read = false) {
+  if (grow != nullptr && H5Dset_extent(d, grow) < 0) return false;
+  hid_t fs = H5Dget_space(d);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(n, count, nullptr);
+  const herr_t rc = read ? H5Dread(d, type, ms, fs, H5P_DEFAULT, data) : H5Dwrite(d, type, ms, fs, H5P_DEFAULT, data);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  return rc >= 0;
+}
+
+// The group `name` of `parent`, created if it does not exist yet.
+inline hid_t open_group(hid_t parent, const char* name) {
+  return H5Lexists(parent, name, H5P_DEFAULT) > 0 ? H5Gopen2(parent, name, H5P_DEFAULT)
+                                                  : H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
 }  // namespace onlinews::io

@@ -121,17 +121,11 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
     table_ = H5Dopen2(file_, "epochs/table", H5P_DEFAULT);
     for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), H5P_DEFAULT));
   }
-  const hid_t d = table_;
   hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
-  ok = ok && H5Dset_extent(d, size) >= 0;
-  hid_t fs = H5Dget_space(d);
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-  hid_t ms = H5Screate_simple(1, count, nullptr);
   hid_t t = epoch_row_type();
-  ok = ok && H5Dwrite(d, t, ms, fs, H5P_DEFAULT, &row) >= 0;
+  EpochRow copy = row;
+  ok = slab(table_, 1, start, count, t, &copy, size) && ok;
   H5Tclose(t);
-  H5Sclose(ms);
-  H5Sclose(fs);
   locations_ = std::max(locations_, n_locations);
   return ok;
 }
@@ -145,20 +139,13 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
   const std::size_t nm = metric_names_.size();
   std::vector<double> line(static_cast<std::size_t>(locations_), 0.0);
   for (std::size_t m = first; m < std::min(nm, first + count); ++m) {
-    const hid_t d = epoch_sets_[m];
     hsize_t size[2] = {e + 1, static_cast<hsize_t>(locations_)};
-    ok = ok && H5Dset_extent(d, size) >= 0;
     for (int l = 0; l < locations_; ++l) {
       line[static_cast<std::size_t>(l)] =
           l < n_locations ? values[static_cast<std::size_t>(l) * nm + m] : 0.0;
     }
     hsize_t start[2] = {e, 0}, cnt[2] = {1, static_cast<hsize_t>(locations_)};
-    hid_t fs = H5Dget_space(d);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
-    hid_t ms = H5Screate_simple(2, cnt, nullptr);
-    ok = ok && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, line.data()) >= 0;
-    H5Sclose(ms);
-    H5Sclose(fs);
+    ok = slab(epoch_sets_[m], 2, start, cnt, H5T_NATIVE_DOUBLE, line.data(), size) && ok;
   }
   return ok;
 }

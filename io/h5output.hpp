@@ -24,6 +24,13 @@ struct EpochRow {
   std::int32_t cut = 0;                  // how the window ended: 1 synchronizing, 2 requested, +4 final
 };
 
+// A list in a string attribute (names of metrics, views, variables): comma-separated.
+inline std::string comma_joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
 struct MetricDef {
   std::string name, display, unit, description;
   std::int64_t parent = -1;
@@ -100,8 +107,9 @@ class H5Output {
   bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks);
   // At the end (the file reopened): /views/grid [n_epochs, n_views, n_cells]
   // and /views/grid_totals [n_views, n_cells], the views in grid-cell order,
-  // and the views' names and the grid as attributes of /views.
-  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid);
+  // and the views' names and the grid as attributes of /views; `epoch_ends`
+  // gets the epochs' end times from /epochs/table.
+  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid, std::vector<double>& epoch_ends);
   void close();
 
  private:

@@ -28,7 +28,7 @@ BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", 
          "scan", "exscan"]
 ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scounts", "rcounts", "stypes",
          "rtypes", "root", "comm", "status", "request", "n", "requests", "statuses", "index", "flag",
-         "outcount", "indices", "newcomm", "comm_inout", "ndims", "dims", "periods", "message", "required",
+         "outcount", "indices", "newcomm", "comm_inout", "message", "required",
          "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert", "rma_group", "lock_type"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",

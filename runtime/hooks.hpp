@@ -45,9 +45,6 @@ struct Call {
   int* indices = nullptr;
   MPI_Comm* newcomm = nullptr;
   MPI_Comm* comm_inout = nullptr;
-  int ndims = 0;
-  const int* dims = nullptr;
-  const int* periods = nullptr;
   MPI_Message* message = nullptr;
   int required = -1;
   int* provided = nullptr;

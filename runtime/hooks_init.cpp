@@ -141,6 +141,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   init_regions(s.exe, s.cfg.filter);
   publish_regions(s.defs.regions);
   s.defs.world_rank = s.rank;
+  s.defs.threads_share_mpi = s.thread_level == MPI_THREAD_MULTIPLE;
   s.defs.world_size = s.size;
   s.comms.init(s.rank, s.size);
   host_map(s);

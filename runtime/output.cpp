@@ -63,10 +63,7 @@ std::vector<std::pair<std::string, double>> live_totals(const std::vector<double
   using analysis::kMetricCount;
   std::vector<double> incl(kMetricCount, 0.0);
   for (std::size_t i = 0; i < matrix.size(); ++i) incl[i % kMetricCount] += matrix[i];
-  for (int m = kMetricCount - 1; m >= 0; --m) {  // (children follow their parents)
-    const int p = analysis::metric_info(m).parent;
-    if (p >= 0) incl[static_cast<std::size_t>(p)] += incl[static_cast<std::size_t>(m)];
-  }
+  analysis::to_inclusive(incl.data());
   std::vector<std::pair<std::string, double>> out;
   auto add = [&](analysis::Metric m, bool always) {
     const double v = incl[static_cast<std::size_t>(analysis::idx(m))];
@@ -291,7 +288,6 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     if (!ok) log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
   }
   s.live.epoch(row, live_totals(matrix));
-  s.epoch_ends.push_back(row.t_end);
   if (s.cfg.verbose >= 2) {
     std::fprintf(stderr,
                  "onlinews: epoch %lld (%s cut): %.3f-%.3f s, %lld events, analysis %.4f s (forward %.4f, backward "

@@ -136,20 +136,14 @@ void finish_output(State& s) {
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     s.h5->set_attr("analysis_thread_ranks", static_cast<std::int64_t>(helper_ranks));
     s.h5->set_attr("analysis_thread_seconds", all_helper_seconds);
-    std::string analyses;
-    for (const auto& n : s.analyzer->active_patterns()) analyses += (analyses.empty() ? "" : ",") + n;
-    s.h5->set_attr("analyses", analyses);
-    std::string waits;
-    for (const auto& w : postpass::wait_state_names()) waits += (waits.empty() ? "" : ",") + w;
-    s.h5->set_attr("wait_states", waits);
+    s.h5->set_attr("analyses", io::comma_joined(s.analyzer->active_patterns()));
+    s.h5->set_attr("wait_states", io::comma_joined(postpass::wait_state_names()));
     // Eager vs. rendezvous: the limits and the library variables they came
     // from (mpi_t.cpp), and the sampled MPI_T performance variables.
     s.h5->set_attr("eager_limits", s.eager_limits);
     s.h5->set_attr("eager_limit_local", static_cast<std::int64_t>(s.defs.eager_limit_local));
     s.h5->set_attr("eager_limit_remote", static_cast<std::int64_t>(s.defs.eager_limit_remote));
-    std::string pvars;
-    for (const auto& n : s.pvars.names()) pvars += (pvars.empty() ? "" : ",") + n;
-    s.h5->set_attr("mpi_t_pvars", pvars);
+    s.h5->set_attr("mpi_t_pvars", io::comma_joined(s.pvars.names()));
     s.h5->close();
     if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
   }
@@ -176,13 +170,14 @@ void finish_output(State& s) {
       }
       // The views on the process grid, and the ParaView sidecar.
       const io::Grid grid = decide_grid(s);
+      std::vector<double> epoch_ends;
       {
         io::H5Output h5;
-        if (!h5.reopen(s.output_path) || !h5.write_grid_views(view_names(), grid)) {
+        if (!h5.reopen(s.output_path) || !h5.write_grid_views(view_names(), grid, epoch_ends)) {
           log_warning("writing /views to '" + s.output_path + "' failed");
         }
       }
-      if (!io::write_xdmf(s.output_path, view_names(), grid, s.epoch_ends, err)) log_warning(err);
+      if (!io::write_xdmf(s.output_path, view_names(), grid, epoch_ends, err)) log_warning(err);
       s.live.complete(s.totals.epochs, wall);  // (last: the file is finished, and closed)
     }
   }

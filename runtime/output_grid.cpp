@@ -124,10 +124,7 @@ std::vector<double> epoch_views(const State& s, const std::vector<double>& matri
     if (rank < 0 || rank >= s.size) continue;
     std::copy(matrix.begin() + static_cast<std::ptrdiff_t>(col * kMetricCount),
               matrix.begin() + static_cast<std::ptrdiff_t>((col + 1) * kMetricCount), incl.begin());
-    for (int m = kMetricCount - 1; m >= 0; --m) {  // (children follow their parents)
-      const int p = analysis::metric_info(m).parent;
-      if (p >= 0) incl[static_cast<std::size_t>(p)] += incl[static_cast<std::size_t>(m)];
-    }
+    analysis::to_inclusive(incl.data());
     for (int v = 0; v < kViewCount; ++v) {
       double sum = 0;
       for (int m : vm[static_cast<std::size_t>(v)]) sum += incl[static_cast<std::size_t>(m)];

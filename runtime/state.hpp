@@ -105,7 +105,6 @@ struct State {
   bool have_topology = false;
   std::vector<std::int32_t> my_coords;  // this rank's coordinates in it
   std::vector<std::int32_t> graph_out;  // this rank's out-neighbours (world ranks) in the first graph topology
-  std::vector<double> epoch_ends;        // rank 0: each epoch's end (s since the start), for the XDMF
 
   EpochTotals totals;
   // Calls on communicators the tool does not track (intercommunicators, ...),

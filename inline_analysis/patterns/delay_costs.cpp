@@ -189,10 +189,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
     Sym costs = ctx.incoming(slot);
     auto& pts = ctx.points();
     for (std::size_t e = j + 1; e < k; ++e) {
+      if (!ctx.counts_wait(e, k)) continue;  // (another thread's waits lie in its own intervals)
       SyncPoint& own = pts[e];
-      // (A collective wait passes costs on from its CollWait point; another
-      // thread's waits lie in its own intervals.)
-      if (own.wait <= 0 || own.bound_only || !ctx.same_thread(e, k)) continue;
       cost_[e].c[static_cast<std::size_t>(kind)] += (1 - part) * scale * own.wait;
       if (part > 0) cost_[e].c[static_cast<std::size_t>(part_kind)] += part * scale * own.wait;
       cost_[e].add(costs, own.wait / denom);

@@ -48,7 +48,7 @@ class Result:
         self.loc_rank = np.array([int(x) for x in loc["rank"]])
         self.loc_thread = np.array([int(x) for x in loc["thread"]])
         self.ranks = int(self.attrs.get("ranks", self.loc_rank.max() + 1 if len(self.loc_rank) else 0))
-        self._inclusive = {}
+        self._inclusive, self._exclusive = {}, {}
 
     def close(self):
         self.f.close()
@@ -70,8 +70,16 @@ class Result:
         return [self.metrics[k] for k in out]
 
     def exclusive(self, metric):
-        """[callpaths, locations] as stored."""
-        return self.f["profile/" + metric][:]
+        """[callpaths, locations] as stored (read once and kept: do not
+        modify it)."""
+        if metric not in self._exclusive:
+            self._exclusive[metric] = self.f["profile/" + metric][:]
+        return self._exclusive[metric]
+
+    def children(self, metric):
+        """The metric's direct sub-metrics, in tree order."""
+        i = self.metrics.index(metric)
+        return [m for m, p in zip(self.metrics, self.metric_parent) if p == i]
 
     def inclusive(self, metric):
         """[callpaths, locations]: the metric including all its sub-metrics
@@ -151,7 +159,12 @@ class Result:
         a = self.exclusive(metric) if exclusive else self.inclusive(metric)
         if region is not None:
             a = a[sorted(self.callpaths_of_region(region)), :]
-        by_location = a.sum(axis=0)
+        return self.rank_sums(a)
+
+    def rank_sums(self, a):
+        """numpy array over ranks: a [call paths, locations] array (or one
+        row of it) summed over each rank's locations."""
+        by_location = a.sum(axis=0) if a.ndim == 2 else a
         return np.array([float(by_location[self.loc_rank == r].sum()) for r in range(self.ranks)])
 
     def epoch_totals(self, metric):

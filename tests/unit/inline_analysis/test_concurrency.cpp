@@ -11,6 +11,13 @@ using namespace onlinews::test;
 
 namespace {
 
+// Ranks whose threads share MPI (MPI_THREAD_MULTIPLE).
+std::vector<VRank> multiple_ranks(int n) {
+  auto r = make_ranks(n);
+  for (auto& v : r) v.defs.threads_share_mpi = true;
+  return r;
+}
+
 // Both ranks' main threads end in a barrier at 3.0.
 void finish(std::vector<VRank>& r) {
   for (auto& v : r) {
@@ -24,7 +31,7 @@ void finish(std::vector<VRank>& r) {
 
 TEST_CASE("threads exchanging at once on their own tags: exact, each thread's intervals its own",
           "[concurrency]") {
-  auto r = make_ranks(2);
+  auto r = multiple_ranks(2);
   // Rank 0: thread 1 works (kWork) until 1.0 and sends tag 1; thread 2
   // works (kSolve) until 2.0 and sends tag 2.
   r[0].on(1).region(0.0, 1.0, kWork);
@@ -57,7 +64,7 @@ TEST_CASE("overlapping sends of two threads on one envelope: matched, not analyz
   // Rank 0's threads send on tag 5 with overlapping calls: MPI may have
   // ordered them either way.  Thread 1 sends a third message alone, later.
   // Rank 1 receives all three on one thread.
-  auto r = make_ranks(2);
+  auto r = multiple_ranks(2);
   r[0].on(1).send(1.0, 1.5, 1, 5);
   r[0].send(2.0, 2.01, 1, 5);
   r[0].leave(3.0);
@@ -76,7 +83,7 @@ TEST_CASE("overlapping sends of two threads on one envelope: matched, not analyz
 }
 
 TEST_CASE("overlapping receives of two threads on one envelope: matched, not analyzed", "[concurrency]") {
-  auto r = make_ranks(2);
+  auto r = multiple_ranks(2);
   r[0].region(0.0, 1.0, kWork);
   r[0].send(1.0, 1.01, 1, 5);
   r[0].send(2.0, 2.01, 1, 5);

@@ -43,6 +43,7 @@ TEST_CASE("exclusive values in the metric tree", "[metrics]") {
   v[idx(Metric::mpi_latesender)] = 2;
   v[idx(Metric::mpi_latesender_wo)] = 0.5;
   v[idx(Metric::mpi_lswo_same)] = 0.5;
+  const std::vector<double> inclusive = v;
   analysis::to_exclusive(v.data(), 1);
   CHECK(v[idx(Metric::time)] == 0.0);
   CHECK(v[idx(Metric::execution)] == 0.0);
@@ -51,6 +52,8 @@ TEST_CASE("exclusive values in the metric tree", "[metrics]") {
   CHECK(v[idx(Metric::mpi_latesender_wo)] == 0.0);
   CHECK(v[idx(Metric::mpi_lswo_same)] == 0.5);
   CHECK(v[idx(Metric::comp)] == 6.0);
+  analysis::to_inclusive(v.data());  // (and back)
+  CHECK(v == inclusive);
 }
 
 namespace {

@@ -32,33 +32,6 @@ def _grid(result):
     return {"dims": [result.ranks], "coords": [[r] for r in range(result.ranks)], "source": "line of ranks"}
 
 
-class Model:
-    """Per-metric arrays read once: exclusive [callpaths, locations]."""
-
-    def __init__(self, result):
-        self.r = result
-        self.excl = {m: result.exclusive(m) for m in result.metrics}
-        self.children = {m: [] for m in result.metrics}
-        for i, p in enumerate(result.metric_parent):
-            if p >= 0:
-                self.children[result.metrics[p]].append(result.metrics[i])
-        self._incl = {}
-
-    def incl(self, m):
-        """[callpaths, locations], the metric with its sub-metrics."""
-        if m not in self._incl:
-            a = self.excl[m].copy()
-            for c in self.children[m]:
-                a += self.incl(c)
-            self._incl[m] = a
-        return self._incl[m]
-
-    def per_rank(self, a):
-        """Sums over a [*, locations] array's locations by rank."""
-        by_loc = a.sum(axis=0) if a.ndim == 2 else a
-        return np.array([float(by_loc[self.r.loc_rank == k].sum()) for k in range(self.r.ranks)])
-
-
 def _top(values, n):
     """The n largest positive entries of a 1-D array: [(index, value)]."""
     order = np.argsort(-values, kind="stable")
@@ -66,7 +39,7 @@ def _top(values, n):
 
 
 def build(result, top=5):
-    r, m = result, Model(result)
+    r = result
     attrs = r.attrs
     nloc = len(r.loc_rank)
     wall = float(attrs.get("wall_seconds", 0.0))
@@ -87,16 +60,19 @@ def build(result, top=5):
     # Metric tree: every metric with a value, in tree order, with its depth.
     tree = []
 
+    # (Totals: exclusive per metric, inclusive as the sum over its subtree.)
+    excl = {name: float(r.exclusive(name).sum()) for name in r.metrics}
+
     def walk(name, depth):
-        inc = float(m.incl(name).sum())
+        inc = sum(excl[m] for m in r.descendants(name))
         if inc == 0 and depth > 0:
             return
-        exc = float(m.excl[name].sum())
+        exc = excl[name]
         unit = r.metric_unit[name]
         tree.append({"metric": name, "display": r.metric_display[name], "unit": unit, "depth": depth,
                      "exclusive": exc, "inclusive": inc,
                      "percent": pct(inc) if unit == "sec" else None})
-        for c in m.children[name]:
+        for c in r.children(name):
             walk(c, depth + 1)
     for i, name in enumerate(r.metrics):
         if r.metric_parent[i] < 0:
@@ -112,30 +88,31 @@ def build(result, top=5):
     # Wait states, largest first.
     waits = []
     for name in r.wait_states:
-        a = m.incl(name)
+        a = r.inclusive(name)
         total = float(a.sum())
         if total <= 0:
             continue
         waits.append({"metric": name, "display": r.metric_display[name], "seconds": total, "percent": pct(total),
                       "top_callpaths": callpaths_of(a.sum(axis=1), top),
-                      "top_ranks": ranks_of(m.per_rank(a), top)})
+                      "top_ranks": ranks_of(r.rank_sums(a), top)})
     waits.sort(key=lambda w: -w["seconds"])
     out["wait_states"] = waits
 
     # Root causes: delay costs by call path, short- and long-term.
     longterm = [n for n in r.metrics if n.startswith("delay") and n.endswith(LONGTERM)]
-    delay = m.incl("delay").sum(axis=1)
-    late = sum((m.incl(n).sum(axis=1) for n in longterm), np.zeros_like(delay))
+    delay_at = r.inclusive("delay")
+    delay = delay_at.sum(axis=1)
+    late = sum((r.inclusive(n).sum(axis=1) for n in longterm), np.zeros_like(delay))
     causes = []
     for cp, v in _top(delay, top * 2):
         causes.append({"callpath": r.callpath_name(cp), "seconds": v, "short_term": float(v - late[cp]),
                        "long_term": float(late[cp]),
-                       "top_ranks": ranks_of(m.per_rank(m.incl("delay")[cp:cp + 1, :]), 3)})
+                       "top_ranks": ranks_of(r.rank_sums(delay_at[cp]), 3)})
     out["root_causes"] = {"seconds": float(delay.sum()), "long_term_seconds": float(late.sum()), "top": causes}
 
     # Critical path: its profile by call path, and the imbalance on it.
-    cpath = m.incl("critical_path").sum(axis=1)
-    imb = m.incl("critical_path_imbalance").sum(axis=1)
+    cpath = r.inclusive("critical_path").sum(axis=1)
+    imb = r.inclusive("critical_path_imbalance").sum(axis=1)
     out["critical_path"] = {
         "seconds": float(cpath.sum()), "imbalance_seconds": float(imb.sum()),
         "profile": [{"callpath": r.callpath_name(cp), "seconds": v, "imbalance": float(imb[cp])}
@@ -150,7 +127,7 @@ def build(result, top=5):
         for bit, kind in ((1, "synchronizing"), (2, "requested"), (4, "final")):
             cuts[kind] += 1 if int(e["cut"]) & bit else 0
     setup_cps = [cp for cp in range(len(r.cp_region)) if r.region_names[r.cp_region[cp]] == "onlinews_setup"]
-    over = m.incl("onlinews_overhead")
+    over = r.inclusive("onlinews_overhead")
     setup = float(over[setup_cps, :].sum()) if setup_cps else 0.0
     out["epochs"] = {
         "count": len(ep), "mean_seconds": float(np.mean(lengths)) if lengths else 0.0,
