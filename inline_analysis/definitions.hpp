@@ -9,7 +9,9 @@
 
 namespace onlinews::analysis {
 
-enum class RegionKind : std::uint8_t { Root, User, Mpi, Omp, Tool };
+// Sampled: a function found by ONLINEWS_SAMPLING (runtime/sample_placer.hpp),
+// visited where consecutive samples fell into it.
+enum class RegionKind : std::uint8_t { Root, User, Mpi, Omp, Tool, Sampled };
 
 // Which time metric an MPI call's time belongs to.
 enum class MpiGroup : std::uint8_t {

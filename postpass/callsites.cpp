@@ -42,6 +42,15 @@ std::string offset_name(const char* object, std::uint64_t offset) {
   return base_name(object) + hex;
 }
 
+std::string object_name(const char* object) { return "[" + base_name(object) + "]"; }
+
+#if ONLINEWS_HAVE_LIBDW
+bool report_modules(Dwfl* dwfl) {
+  dwfl_report_begin_add(dwfl);
+  return dwfl_linux_proc_report(dwfl, getpid()) == 0 && dwfl_report_end(dwfl, nullptr, nullptr) == 0;
+}
+#endif
+
 // The fallback: dladdr (dynamic symbols only).
 io::CallsiteRow by_dladdr(std::uint64_t pc) {
   io::CallsiteRow r;
@@ -65,8 +74,7 @@ Symbolizer::Symbolizer() {
   static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_build_id_find_debuginfo, nullptr,
                                            &debuginfo_path};
   Dwfl* dwfl = dwfl_begin(&callbacks);
-  const bool reported =
-      dwfl != nullptr && dwfl_linux_proc_report(dwfl, getpid()) == 0 && dwfl_report_end(dwfl, nullptr, nullptr) == 0;
+  const bool reported = dwfl != nullptr && report_modules(dwfl);
   if (dwfl != nullptr && !reported) {
     dwfl_end(dwfl);
     dwfl = nullptr;
@@ -106,6 +114,26 @@ io::CallsiteRow Symbolizer::name(std::uint64_t pc) const {
   }
 #endif
   return by_dladdr(pc);
+}
+
+std::string Symbolizer::function(std::uint64_t pc) {
+#if ONLINEWS_HAVE_LIBDW
+  if (dwfl_ != nullptr) {
+    auto* dwfl = static_cast<Dwfl*>(dwfl_);
+    Dwfl_Module* m = dwfl_addrmodule(dwfl, pc);
+    // (A few times at most: an address outside every module stays unnamed.)
+    if (m == nullptr && reports_ < 8) {
+      ++reports_;
+      if (report_modules(dwfl)) m = dwfl_addrmodule(dwfl, pc);
+    }
+    if (m == nullptr) return "[unknown]";
+    if (const char* symbol = dwfl_module_addrname(m, pc)) return demangled(symbol);
+    return object_name(dwfl_module_info(m, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr));
+  }
+#endif
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(pc), &info) == 0) return "[unknown]";
+  return info.dli_sname != nullptr ? demangled(info.dli_sname) : object_name(info.dli_fname);
 }
 
 std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites) {

@@ -56,7 +56,10 @@ struct Unified {
 // Names code addresses of this process (callsites.cpp): function (from the
 // symbol table, demangled), file and line (DWARF, with libdw).  Opening it
 // reads the process's modules once (about a millisecond); name() is then
-// a lookup.  Not thread-safe.
+// a lookup.  Not thread-safe.  function() names the function only (no
+// line tables: cheaper for addresses of many functions), and an address no
+// symbol covers by its object, "[libfoo.so]"; it reads the modules again
+// when an address lies in none of them (a library loaded since).
 class Symbolizer {
  public:
   Symbolizer();
@@ -64,9 +67,11 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
   io::CallsiteRow name(std::uint64_t pc) const;
+  std::string function(std::uint64_t pc);
 
  private:
   void* dwfl_ = nullptr;  // Dwfl* (libdw), nullptr without
+  int reports_ = 0;       // module reports read (function())
 };
 // Names this process's call sites (return addresses), in order.
 std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites);
@@ -91,6 +96,10 @@ struct SummaryInput {
   std::uint64_t other_thread_calls = 0;   // of threads other than the MPI thread (time only)
   std::uint64_t mixed_communicators = 0;  // used by such threads: their messages are not analyzed
   std::uint64_t omp_nested_teams = 0;     // nested OpenMP parallel regions (not analyzed as teams)
+  // ONLINEWS_SAMPLING (0: off): samples placed in computation, outside it,
+  // and lost (full rings, late, threads without a timer).
+  int sampling_hz = 0;
+  std::uint64_t samples_placed = 0, samples_outside = 0, samples_lost = 0;
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
   int skipped_epochs = 0;

@@ -93,6 +93,21 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
       pct(metric_total(Metric::comp), time), pct(metric_total(Metric::mpi), time), pct(overhead, time),
       pct(setup, time), pct(overhead - setup, time));
 
+  if (in.sampling_hz > 0) {
+    // (Sampled regions are leaves: their inclusive time is their own.)
+    double named = 0;
+    for (std::int64_t cp = 0; cp < n_callpaths; ++cp) {
+      const auto& c = unified.callpaths[static_cast<std::size_t>(cp)];
+      if (unified.regions[static_cast<std::size_t>(c.region)].kind == "sampled") {
+        named += total[static_cast<std::size_t>(cp) * kMetricCount + idx(Metric::comp)];
+      }
+    }
+    say(os, "onlinews: sampling at %d Hz: %llu samples in computation name %.1f %% of it by function (%llu "
+        "samples in MPI or waits left out, %llu lost)\n",
+        in.sampling_hz, static_cast<unsigned long long>(in.samples_placed), pct(named, metric_total(Metric::comp)),
+        static_cast<unsigned long long>(in.samples_outside), static_cast<unsigned long long>(in.samples_lost));
+  }
+
   std::vector<std::pair<double, Metric>> rows;
   auto add_row = [&](Metric m) {
     // Below a millisecond and a thousandth of the run, a row is noise.

@@ -18,6 +18,7 @@ const char* kind_name(analysis::RegionKind k) {
     case analysis::RegionKind::Mpi: return "mpi";
     case analysis::RegionKind::Omp: return "omp";
     case analysis::RegionKind::Tool: return "tool";
+    case analysis::RegionKind::Sampled: return "sampled";
   }
   return "user";
 }

@@ -22,6 +22,7 @@
 #include "patient.hpp"
 #include "progress.hpp"
 #include "regions.hpp"
+#include "sampling.hpp"
 #include "shared_guard.hpp"
 
 extern char** environ;
@@ -171,6 +172,12 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
                          analysis::known_selections() + ")");
   }
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
+  if (s.cfg.sampling > 0) {
+    std::string why;
+    if (!init_sampling(static_cast<int>(s.cfg.sampling), why)) {
+      s.warnings.push_back("ONLINEWS_SAMPLING=" + std::to_string(s.cfg.sampling) + ": sampling is off: " + why);
+    }
+  }
   s.analysis_defs = s.defs;
   s.analyzer = std::make_unique<analysis::Analyzer>(s.analysis_defs, analysis_options(s.cfg));
   s.transport = std::make_unique<MpiTransport>(s.tool_world, s.comms);
@@ -220,6 +227,7 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   // pseudo-collective on WORLD, then onlinews' own set-up as overhead.
   ThreadBuffer* b = s.buffers.get_or_create();
   t_buffer = b;
+  if (b != nullptr) start_thread_sampling(b->thread_index());
   if (b != nullptr) {
     b->push(Event::enter(s.t_init_raw, root_region()));
     b->push(call_enter_event(c, s.t_init_raw));
@@ -281,6 +289,7 @@ void pre_finalize(Call& c) {
 #if ONLINEWS_HAVE_OMPT
   if (s->rank == 0) ompt::report_support(s->cfg.verbose);  // (before the summary)
 #endif
+  stop_sampling();  // (what follows is MPI_Finalize and the tool's own work)
   const std::uint64_t t = raw_now();
   record(call_enter_event(c, t));
   {

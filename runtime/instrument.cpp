@@ -14,14 +14,13 @@
 // inside another (instrumented code called by the hook's own work, or a
 // signal handler interrupting it) only keeps the depth.  Only the first
 // call of a function on a thread misses the cache and takes a lock; the
-// first call in the process also names it (postpass::Symbolizer: about a
+// first call in the process also names it (function_name(): about a
 // millisecond to open, then a lookup).
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
-#include "postpass/postpass.hpp"
 #include "regions.hpp"
 #include "runtime.hpp"
 
@@ -49,15 +48,13 @@ bool recorded_at(const Calls& c, std::uint32_t d) { return (c.recorded[d / 64] >
 
 std::mutex g_mu;
 std::unordered_map<const void*, std::uint32_t>* g_regions = nullptr;  // by function address (g_mu)
-postpass::Symbolizer* g_symbols = nullptr;                          // (g_mu)
 
 [[gnu::no_instrument_function, gnu::noinline]] std::uint32_t resolve(const void* fn) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_regions == nullptr) g_regions = new std::unordered_map<const void*, std::uint32_t>();
   auto it = g_regions->find(fn);
   if (it != g_regions->end()) return it->second;
-  if (g_symbols == nullptr) g_symbols = new postpass::Symbolizer();
-  const std::string name = g_symbols->name(reinterpret_cast<std::uintptr_t>(fn)).function;
+  const std::string name = function_name(reinterpret_cast<std::uintptr_t>(fn));
   // (user_region keeps its own copy of the name, and applies ONLINEWS_FILTER.)
   const std::uint32_t region = user_region(name.c_str());
   g_regions->emplace(fn, region);

@@ -5,8 +5,9 @@
 
 #include "inline_analysis/metrics.hpp"
 #include "mpi_transport.hpp"
-#include "postpass/postpass.hpp"
 #include "output_grid.hpp"
+#include "postpass/postpass.hpp"
+#include "sampling.hpp"
 #include "state.hpp"
 #if ONLINEWS_HAVE_OMPT
 #include "ompt/ompt.hpp"
@@ -81,6 +82,21 @@ void finish_output(State& s) {
   const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
                            helper_ranks = sums[3], nested_teams = sums[4], omp_chunks = sums[5],
                            mixed_comms = sums[6];
+  // ONLINEWS_SAMPLING: [0] samples placed in computation, [1] outside it,
+  // [2] late, [3] lost in full rings, [4] threads without a timer, [5]
+  // ranks that sampled.
+  unsigned long long samples[6] = {}, all_samples[6] = {};
+  if (s.cfg.sampling > 0) {
+    const Pipeline::SampleCounts sc = s.pipeline->sample_counts();
+    samples[0] = sc.placed;
+    samples[1] = sc.outside;
+    samples[2] = sc.late;
+    samples[3] = samples_lost();
+    samples[4] = sampling_failed_threads();
+    samples[5] = sampling_started() ? 1 : 0;
+    PMPI_Allreduce(samples, all_samples, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  }
+  const bool sampling_on_any = all_samples[5] > 0;
   // The analysis's local work run by analysis threads, summed over ranks.
   double helper_seconds = s.transport->scheduler().helper_seconds(), all_helper_seconds = 0;
   PMPI_Allreduce(&helper_seconds, &all_helper_seconds, 1, MPI_DOUBLE, MPI_SUM, s.tool_world);
@@ -127,6 +143,12 @@ void finish_output(State& s) {
     s.h5->set_attr("sync_cuts", static_cast<std::int64_t>(s.totals.sync_cuts));
     s.h5->set_attr("requested_cuts", static_cast<std::int64_t>(s.totals.requested_cuts));
     s.h5->set_attr("coalesced_polls", static_cast<std::int64_t>(all_polls));
+    s.h5->set_attr("sampling_hz", static_cast<std::int64_t>(sampling_on_any ? s.cfg.sampling : 0));
+    s.h5->set_attr("samples_placed", static_cast<std::int64_t>(all_samples[0]));
+    s.h5->set_attr("samples_outside", static_cast<std::int64_t>(all_samples[1]));
+    s.h5->set_attr("samples_late", static_cast<std::int64_t>(all_samples[2]));
+    s.h5->set_attr("samples_lost", static_cast<std::int64_t>(all_samples[3]));
+    s.h5->set_attr("sampling_failed_threads", static_cast<std::int64_t>(all_samples[4]));
 #define ONLINEWS_FACT(name, type, what) s.h5->set_attr(#name, attr_value(s.totals.name));
 #include "inline_analysis/run_facts.def"
 #undef ONLINEWS_FACT
@@ -201,6 +223,10 @@ void finish_output(State& s) {
     in.other_thread_calls = all_other_thread;
     in.mixed_communicators = mixed_comms;
     in.omp_nested_teams = nested_teams;
+    in.sampling_hz = sampling_on_any ? static_cast<int>(s.cfg.sampling) : 0;
+    in.samples_placed = all_samples[0];
+    in.samples_outside = all_samples[1];
+    in.samples_lost = all_samples[2] + all_samples[3];
     in.skipped_epochs = s.totals.skipped;
     in.sync_cuts = s.totals.sync_cuts;
     in.requested_cuts = s.totals.requested_cuts;

@@ -6,6 +6,7 @@
 #include "mpi_transport.hpp"
 #include "progress.hpp"
 #include "regions.hpp"
+#include "sampling.hpp"
 #include "shared_guard.hpp"
 #include "state.hpp"
 
@@ -102,22 +103,29 @@ std::size_t Pipeline::open_events() const {
 
 void Pipeline::drain(bool all) {
   const int n = s_.buffers.count();
+  const bool sampling = sampling_on() || !placers_.empty();
   if (pending_.size() < static_cast<std::size_t>(n)) {
     pending_.resize(static_cast<std::size_t>(n));
     dropped_.resize(static_cast<std::size_t>(n), 0);
   }
-  bool sampled = false;
+  if (sampling && placers_.size() < static_cast<std::size_t>(n)) {
+    if (!sample_names_) sample_names_ = make_sample_names();
+    placers_.resize(static_cast<std::size_t>(n), SamplePlacer(sample_half_span_ns()));
+  }
+  bool clock_read = false;
   for (int i = 0; i < n; ++i) {
     ThreadBuffer* b = s_.buffers.at(i);
     auto& p = pending_[static_cast<std::size_t>(i)];
-    if (b == nullptr || (!all && 2 * b->size() < b->capacity())) continue;
+    if (b == nullptr) continue;
     // Memory stays bounded: while no boundary waits, what the pipeline has
     // not cut into windows yet may grow to one buffer's worth; beyond that
     // the buffer fills up and drops events (counted), the last resort.  A
     // window being cut takes everything (up to two buffers' worth): events
     // left in the buffer would land in the wrong window.
-    if (!all && p.size() >= b->capacity()) continue;
-    if (!sampled) {
+    const bool events = all || (2 * b->size() >= b->capacity() && p.size() < b->capacity());
+    const bool samples = sampling && (all || events || sample_fill(i) >= 0.5);
+    if (!events && !samples) continue;
+    if (!clock_read) {
       s_.clock.advance(ClockMapper::sample());
       std::uint64_t prev = last_.time;
       for (Boundary& bd : boundaries_) {
@@ -135,16 +143,41 @@ void Pipeline::drain(bool all) {
         bd.time = std::max(bd.time, prev);
         prev = bd.time;
       }
-      sampled = true;
+      clock_read = true;
     }
-    b->drain(p, [this](std::uint64_t raw) { return global_ns(s_, raw); });
-    dropped_[static_cast<std::size_t>(i)] += b->take_dropped();
+    const std::size_t first = p.size();
+    if (events) {
+      b->drain(p, [this](std::uint64_t raw) { return global_ns(s_, raw); });
+      dropped_[static_cast<std::size_t>(i)] += b->take_dropped();
+    }
+    if (samples) {
+      // (After the events: a sample older than a drained event was in its
+      // ring before that event was in the buffer.)
+      take_samples(i, fresh_);
+      for (Sample& x : fresh_) x.time = global_ns(s_, x.time);
+      SamplePlacer& placer = placers_[static_cast<std::size_t>(i)];
+      if (events) {
+        placer.place(p, first, fresh_, *sample_names_);
+      } else {
+        placer.hold(fresh_);
+      }
+    }
   }
   if (all) {
     const std::uint64_t lost = s_.buffers.unregistered_drops();
     if (!dropped_.empty()) dropped_[0] += lost - s_.totals.dropped_unregistered;
     s_.totals.dropped_unregistered = lost;
   }
+}
+
+Pipeline::SampleCounts Pipeline::sample_counts() const {
+  SampleCounts c;
+  for (const SamplePlacer& p : placers_) {
+    c.placed += p.placed();
+    c.outside += p.outside();
+    c.late += p.late();
+  }
+  return c;
 }
 
 bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b) {
@@ -162,6 +195,14 @@ bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Bound
   for (std::size_t l = 0; l < pending_.size(); ++l) {
     cut[l] = split_index(pending_[l], pending_[l].size(), t);
     if (l > 0 && cut[l] == pending_[l].size() && now < t + kGraceNs) return false;
+  }
+  // Samples: those before the boundary that wait for a later event go into
+  // this window (they follow every event of it: a location whose events
+  // all lie before the boundary).
+  for (std::size_t l = 0; l < placers_.size() && l < pending_.size(); ++l) {
+    const bool whole = cut[l] == pending_[l].size();
+    placers_[l].flush(pending_[l], t, *sample_names_);
+    if (whole) cut[l] = pending_[l].size();
   }
   windows.resize(pending_.size());
   for (std::size_t l = 0; l < pending_.size(); ++l) {

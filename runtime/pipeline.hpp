@@ -18,10 +18,12 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "inline_analysis/analysis.hpp"
+#include "sample_placer.hpp"
 
 namespace onlinews::rt {
 
@@ -86,6 +88,12 @@ class Pipeline {
   // first and last boundaries lie.  MPI thread, once the pipeline finished.
   std::vector<analysis::LocationWindow> take_reference() { return std::move(reference_); }
   std::int64_t last_boundary_time() const { return static_cast<std::int64_t>(last_.time); }
+  // ONLINEWS_SAMPLING: samples placed in computation, left out (outside
+  // it), and dropped as late, summed over this process's locations.
+  struct SampleCounts {
+    std::uint64_t placed = 0, outside = 0, late = 0;
+  };
+  SampleCounts sample_counts() const;
 
  private:
   analysis::Task<> loop();
@@ -110,6 +118,10 @@ class Pipeline {
   std::vector<std::vector<Event>> pending_;  // per location: drained, not in a window yet
   std::vector<std::uint64_t> dropped_;       // per location: drops since its last window
   std::vector<analysis::LocationWindow> reference_;  // ONLINEWS_TEST_REFERENCE only (take_reference)
+  // ONLINEWS_SAMPLING (sampling.hpp): per location, its samples' placer.
+  std::vector<SamplePlacer> placers_;
+  std::unique_ptr<SampleNames> sample_names_;
+  std::vector<Sample> fresh_;  // (scratch)
 };
 
 }  // namespace onlinews::rt

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "config.hpp"
+#include "postpass/postpass.hpp"
 #include "mpi_regions.gen.hpp"
 #include "runtime.hpp"
 
@@ -32,6 +33,13 @@ struct CacheEntry {
 };
 // User regions and filtered names by name (guarded by g_mu).
 std::unordered_map<std::string, std::uint32_t> g_users;
+std::unordered_map<std::string, std::uint32_t> g_sampled;  // sampled functions (g_mu)
+
+bool filtered_locked(const char* name) {
+  bool skip = false;
+  for (const auto& f : g_filters) skip = skip || glob_match(f.c_str(), name);
+  return skip;
+}
 constexpr std::size_t kCache = 64;
 thread_local CacheEntry t_cache[kCache];
 
@@ -41,6 +49,7 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
   std::lock_guard<std::mutex> lock(g_mu);
   g_all.clear();
   g_users.clear();
+  g_sampled.clear();
   append_mpi_regions(g_all);
   g_mpi_coll.clear();
   for (const auto& r : g_all) g_mpi_coll.push_back(r.coll);
@@ -66,10 +75,8 @@ std::uint32_t user_region(const char* name) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_users.find(name);
   if (it == g_users.end()) {
-    bool skip = false;
-    for (const auto& f : g_filters) skip = skip || glob_match(f.c_str(), name);
     std::uint32_t id = kFilteredRegion;
-    if (!skip) {
+    if (!filtered_locked(name)) {
       // A user region may share its name with an MPI or tool region; it is
       // still a separate region of kind "user".
       id = static_cast<std::uint32_t>(g_all.size());
@@ -81,6 +88,39 @@ std::uint32_t user_region(const char* name) {
   ce.name = it->first.c_str();  // unordered_map keys never move
   ce.id = it->second;
   return ce.id;
+}
+
+std::string function_name(std::uint64_t pc) {
+  static std::mutex mu;  // (not g_mu: naming takes long, and user_region() needs g_mu meanwhile)
+  static postpass::Symbolizer* symbols = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (symbols == nullptr) symbols = new postpass::Symbolizer();
+  return symbols->function(pc);
+}
+
+std::uint32_t sampled_region(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_sampled.find(name);
+  if (it != g_sampled.end()) return it->second;
+  std::uint32_t id = kFilteredRegion;
+  if (!filtered_locked(name.c_str())) id = add_locked({name, analysis::RegionKind::Sampled, {}, {}, 0, "", 0});
+  g_sampled.emplace(name, id);
+  return id;
+}
+
+bool region_computes(std::uint32_t id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (id >= g_all.size()) return false;
+  const analysis::RegionDef& r = g_all[id];
+  using analysis::OmpGroup;
+  using analysis::RegionKind;
+  switch (r.kind) {
+    case RegionKind::Root:
+    case RegionKind::User:
+    case RegionKind::Sampled: return true;
+    case RegionKind::Omp: return r.omp == OmpGroup::Team || r.omp == OmpGroup::Work || r.omp == OmpGroup::Critical;
+    default: return false;
+  }
 }
 
 analysis::CollKind mpi_coll_kind(std::uint32_t id) {

@@ -19,6 +19,21 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
 // hit a thread-local cache keyed by the string's address.
 std::uint32_t user_region(const char* name);
 
+// The function at code address `pc`, demangled, or "[object]" where no
+// symbol covers it: the names of instrumented and sampled functions, while
+// the job runs (one postpass::Symbolizer per process, opened at the first
+// call: about a millisecond).  Thread-safe; takes a lock.
+std::string function_name(std::uint64_t pc);
+
+// Id of the sampled function `name` (ONLINEWS_SAMPLING; kind Sampled,
+// apart from a user region of the same name; kFilteredRegion if
+// ONLINEWS_FILTER skips it).  Thread-safe; takes a lock.
+std::uint32_t sampled_region(const std::string& name);
+// Whether time in region `id` (innermost) is computation: the root, user
+// and sampled regions, and the OpenMP constructs whose exclusive time is
+// the application's code.  Thread-safe; takes a lock.
+bool region_computes(std::uint32_t id);
+
 // The collective kind of region `id` if it is an MPI function's (None
 // otherwise).  Read-only after init_regions: any thread may ask (the
 // definitions' table may grow under another thread's feet).

@@ -9,6 +9,7 @@
 
 #include "include/onlinews.h"
 #include "regions.hpp"
+#include "sampling.hpp"
 #include "shared_guard.hpp"
 #include "state.hpp"
 
@@ -40,6 +41,7 @@ ThreadBuffer* attach_thread() {
     return nullptr;
   }
   t_buffer = b;
+  start_thread_sampling(b->thread_index());
   // Every location starts in its root region.
   if (!t_mpi_thread) b->push(Event::enter(raw_now(), root_region()));
   return b;

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tools" / "python"))
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run_scenario import fresh_workdir, launch, mpi_env, near, script_arguments, until_passed, verdict  # noqa: E402
+from run_scenario import launch, mpi_env, near, preloaded_script  # noqa: E402
 
 SOURCE = HERE / "callsites.cpp"
 EARLY, LATE = "app::recv_early(double*)", "app::recv_late(double*)"
@@ -78,13 +78,5 @@ def attempt(args, work, k):
     return failures
 
 
-def main():
-    ap = script_arguments("callsites built without onlinews", lib=True)
-    args = ap.parse_args()
-    work = fresh_workdir(args)
-    failures = until_passed(3, lambda k: attempt(args, work, k))
-    return verdict(failures, "callsites: passed")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(preloaded_script("callsites built without onlinews", attempt, "callsites: passed"))

@@ -112,6 +112,15 @@ def fresh_workdir(args):
     return work
 
 
+def preloaded_script(exe_help, attempt, passed, attempts=3):
+    """main() of a script that runs an unmodified program under
+    LD_PRELOAD=--lib: `attempt(args, work, k)` until it passes (at most
+    `attempts` times); the exit code."""
+    args = script_arguments(exe_help, lib=True).parse_args()
+    work = fresh_workdir(args)
+    return verdict(until_passed(attempts, lambda k: attempt(args, work, k)), passed)
+
+
 def verdict(failures, passed):
     """Prints the failures, or `passed`; the exit code."""
     if failures:

@@ -119,6 +119,8 @@ def build(result, top=5):
                     for cp, v in _top(cpath, top * 2)],
     }
 
+    out["sampling"] = sampling(r, top)
+
     # Epochs and what onlinews cost.
     ep = r.f["epochs/table"][:] if "epochs/table" in r.f else []
     lengths = [float(e["t_end"] - e["t_begin"]) for e in ep]
@@ -142,6 +144,35 @@ def build(result, top=5):
     return out
 
 
+def sampling(r, top):
+    """ONLINEWS_SAMPLING: computation, delay costs and critical path by
+    sampled function (regions of kind "sampled", summed over the call paths
+    they appear in), or None without sampling."""
+    hz = int(r.attrs.get("sampling_hz", 0) or 0)
+    if hz <= 0:
+        return None
+    comp = r.inclusive("comp").sum(axis=1)
+    delay = r.inclusive("delay").sum(axis=1)
+    cpath = r.inclusive("critical_path").sum(axis=1)
+    functions = {}
+    for cp, region in enumerate(r.cp_region):
+        if r.region_kinds[region] != "sampled":
+            continue
+        f = functions.setdefault(r.region_names[region], [0.0, 0.0, 0.0])
+        f[0] += float(comp[cp])
+        f[1] += float(delay[cp])
+        f[2] += float(cpath[cp])
+    named = sum(v[0] for v in functions.values())
+    rows = sorted(functions.items(), key=lambda kv: -kv[1][0])[:top * 2]
+    return {
+        "hz": hz, "samples": int(r.attrs.get("samples_placed", 0)),
+        "samples_outside": int(r.attrs.get("samples_outside", 0)),
+        "samples_lost": int(r.attrs.get("samples_lost", 0)) + int(r.attrs.get("samples_late", 0)),
+        "comp_seconds": float(comp.sum()), "named_seconds": named,
+        "functions": [{"function": name, "comp": v[0], "delay": v[1], "critical_path": v[2]} for name, v in rows],
+    }
+
+
 # (attribute, message): a warning when the attribute is > 0.
 WARNINGS = [
     ("dropped_events", "{n} events were dropped (full buffers): raise ONLINEWS_BUFFER"),
@@ -159,6 +190,8 @@ WARNINGS = [
     ("unreceived_probes", "{n} probe(s) without their receive (not analyzed)"),
     ("crossing_sync_sends", "{n} synchronizing message(s) across a cut with an incomplete Late Receiver analysis"),
     ("clock_violations", "{n} receive(s)/probe(s) found before their send (clock condition)"),
+    ("samples_lost", "{n} sample(s) lost in full sample rings (ONLINEWS_SAMPLING above what a drain takes)"),
+    ("sampling_failed_threads", "{n} thread(s) without a sampling timer (timer_create failed)"),
 ]
 
 

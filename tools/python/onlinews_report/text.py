@@ -67,6 +67,17 @@ def render(rep, tree_depth=None, top=5):
         say(f"  {_s(c['seconds'])} {_s(c['imbalance'])}  {c['callpath']}")
     say("")
 
+    sm = rep.get("sampling")
+    if sm:
+        share = 100.0 * sm["named_seconds"] / sm["comp_seconds"] if sm["comp_seconds"] > 0 else 0.0
+        say(f"Computation by sampled function (ONLINEWS_SAMPLING={sm['hz']}: {sm['samples']} samples name "
+            f"{share:.1f} % of the computation; statistical, docs/analyses.md)")
+        if sm["functions"]:
+            say(f"  {'comp':>10} {'delay':>10} {'on path':>10}  function")
+        for f in sm["functions"][:top * 2]:
+            say(f"  {_s(f['comp'])} {_s(f['delay'])} {_s(f['critical_path'])}  {f['function']}")
+        say("")
+
     ep, ov = rep["epochs"], rep["overhead"]
     cuts = ep["cuts"]
     say(f"Epochs: {ep['count']} (cuts: {cuts['synchronizing']} synchronizing, {cuts['requested']} requested, "
