@@ -180,11 +180,14 @@ def gen_regions_cpp(funcs):
 def gen_wrapper(f):
     decl = ", ".join(p.decl() for p in f.params) or "void"
     args = ", ".join(p.name for p in f.params)
-    body = [f"extern \"C\" ONLINEWS_API int {f.name}({decl}) {{\n"]
+    # The body takes the call site as an argument: the C entry point passes
+    # its return address, a Fortran entry point its own (fortran.hpp).
+    impl_decl = ", ".join(["const void* onlinews_caller_"] + [p.decl() for p in f.params])
+    body = [f"[[gnu::always_inline]] static inline int onlinews_impl_{f.name}({impl_decl}) {{\n"]
     if f.hook not in ("init", "finalize"):
         body.append(f"  if (!::onlinews::rt::recording()) return P{f.name}({args});\n")
     body.append(f"  ::onlinews::rt::Call c(::onlinews::rt::kRegion_{f.name});\n")
-    body.append("  c.caller = __builtin_return_address(0);\n")
+    body.append("  c.caller = onlinews_caller_;\n")
     if f.mode != "0":
         body.append(f"  c.mode = {f.mode};\n")
     if f.hook == "coll":
@@ -209,7 +212,101 @@ def gen_wrapper(f):
     else:
         body.append(f"  const int rc = P{f.name}({args});\n")
     body.append(f"  ::onlinews::rt::hooks::post_{f.hook}(c, rc);\n")
-    body.append("  return rc;\n}\n\n")
+    body.append("  return rc;\n}\n")
+    body.append(f"extern \"C\" ONLINEWS_API int {f.name}({decl}) {{\n"
+                f"  return onlinews_impl_{f.name}(__builtin_return_address(0){', ' if args else ''}{args});\n}}\n\n")
+    return "".join(body)
+
+
+# --- Fortran entry points (Open MPI: its Fortran bindings call PMPI_*, so
+# the C wrappers never see a Fortran call; docs/design.md, "Fortran") -------
+#
+# Each C parameter type becomes a Fortran argument (passed by reference) and
+# a conversion; a function with a type not listed here, or in FORTRAN_SKIP,
+# has no Fortran wrapper (its calls reach MPI unseen).
+HANDLES = {"MPI_Comm": "Comm", "MPI_Datatype": "Type", "MPI_Group": "Group", "MPI_Info": "Info",
+           "MPI_Op": "Op", "MPI_Win": "Win", "MPI_Request": "Request", "MPI_Message": "Message"}
+# Alltoallw: its type arrays are as long as the communicator; Win_allocate*:
+# the base pointer is a Fortran C_PTR or address integer; Comm_idup: the new
+# handle appears at completion; Dist_graph_*: MPI_UNWEIGHTED sentinels.
+FORTRAN_SKIP = {"MPI_Alltoallw", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Comm_idup",
+                "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent"}
+
+
+def fortran_wrapper(f):
+    """(C++ definition, Fortran parameter list) or None if not supported."""
+    if f.name in FORTRAN_SKIP:
+        return None
+    fparams, pre, cargs, post = [], [], [], []
+    outcount = None
+    n = f.role("n")
+    for p in f.params:
+        t, name = p.type + p.suffix, p.name
+        if p.role in ("argc", "argv"):
+            pre.append(f"  {'int' if p.role == 'argc' else 'char**'} c_{name}{{}};\n")
+            cargs.append(f"&c_{name}")
+            continue
+        if t in ("void*", "const void*"):
+            fparams.append(f"void* {name}")
+            cargs.append(f"f::buf({name})")
+            continue
+        if t == "MPI_Aint":
+            fparams.append(f"MPI_Aint* {name}")
+            cargs.append(f"*{name}")
+            continue
+        fparams.append(f"MPI_Fint* {name}")
+        if t == "int":
+            cargs.append(f"*{name}")
+        elif t in HANDLES:
+            cargs.append(f"PMPI_{HANDLES[t]}_f2c(*{name})")
+        elif t.endswith("*") and t[:-1] in HANDLES:
+            h = HANDLES[t[:-1]]
+            pre.append(f"  {t[:-1]} c_{name} = PMPI_{h}_f2c(*{name});\n")
+            cargs.append(f"&c_{name}")
+            post.append(f"  *{name} = PMPI_{h}_c2f(c_{name});\n")
+        elif t == "MPI_Status*":
+            pre.append(f"  MPI_Status c_{name};\n")
+            cargs.append(f"&c_{name}")
+            post.append(f"  f::status_out({name}, &c_{name});\n")
+        elif t == "MPI_Request[]" and n is not None:
+            cargs.append(f"f::requests_in({name}, *{n.name})")
+            post.append(f"  f::requests_out({name}, *{n.name});\n")
+        elif t == "MPI_Status[]" and n is not None:
+            cargs.append(f"f::statuses_in({name}, *{n.name})")
+            post.append(f"  f::statuses_out({name}, *{n.name});\n")
+        elif t == "int*" and p.role in ("flag", "index", "outcount", "provided"):
+            pre.append(f"  int c_{name} = 0;\n")
+            cargs.append(f"&c_{name}")
+            conv = {"flag": f"f::logical(c_{name})", "index": f"f::index(c_{name})"}.get(p.role, f"c_{name}")
+            post.append(f"  *{name} = {conv};\n")
+            if p.role == "outcount":
+                outcount = f"c_{name}"
+        elif t == "int[]" and p.role == "indices":
+            cargs.append(name)
+            post.append(f"  f::indices_out({name}, @OUTCOUNT@);\n")
+        elif t == "const int[]":
+            cargs.append(name)
+        elif t == "int[][3]":
+            cargs.append(f"reinterpret_cast<int(*)[3]>({name})")
+        else:
+            return None
+    fparams.append("MPI_Fint* ierr")
+    post = [x.replace("@OUTCOUNT@", outcount or "0") for x in post]
+    plist = ", ".join(fparams)
+    # (extern "C" for the aliases below; local to the library: exports.map.)
+    body = [f'extern "C" void ow_fortran_{f.name}({plist}) {{\n', "  namespace f = ::onlinews::rt::fortran;\n"]
+    body += pre
+    body.append(f"  const int rc = onlinews_impl_{f.name}(__builtin_return_address(0), {', '.join(cargs)});\n"
+                if cargs else f"  const int rc = onlinews_impl_{f.name}(__builtin_return_address(0));\n")
+    body += post
+    body.append("  f::set_ierr(ierr, rc);\n}\n")
+    low = f.name.lower()
+    names = [low + "_", low + "__", low, f.name.upper()]
+    for a in names:
+        body.append(f'extern "C" ONLINEWS_API void {a}({plist}) __attribute__((alias("ow_fortran_{f.name}")));\n')
+    body.append("#if ONLINEWS_FORTRAN_F08\n")
+    body.append(f'extern "C" ONLINEWS_API void {low}_f08_({plist}) __attribute__((alias("ow_fortran_{f.name}")));\n')
+    body.append("#endif\n\n")
     return "".join(body)
 
 
@@ -218,10 +315,16 @@ def gen_wrappers_cpp(funcs):
            "// reports the call to the hand-written hooks (runtime/hooks.hpp).\n",
            '#include "hooks.hpp"\n',
            '#include "patient.hpp"\n',
+           '#include "fortran.hpp"\n',
            "// The library is built with hidden visibility; the MPI entry points are\n",
            "// exported like the public API (ONLINEWS_API).\n",
            '#include "onlinews.h"\n\n']
     out += [gen_wrapper(f) for f in funcs]
+    out.append("// Fortran entry points (mpif.h, use mpi, and use mpi_f08 where its\n"
+               "// arguments are passed like mpif.h's): runtime/fortran.hpp.\n"
+               "#if ONLINEWS_FORTRAN_WRAPPERS\n")
+    out += [w for w in (fortran_wrapper(f) for f in funcs) if w is not None]
+    out.append("#endif  // ONLINEWS_FORTRAN_WRAPPERS\n")
     return "".join(out)
 
 
