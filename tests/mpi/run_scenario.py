@@ -57,6 +57,11 @@ def launch(mpiexec, np_):
     return [mpiexec] + (["--oversubscribe"] if _OPEN_MPI[mpiexec] else []) + ["-np", str(np_)]
 
 
+def preload(mpiexec, lib):
+    """mpiexec options that preload `lib` into every rank (after launch())."""
+    return ["-x", "LD_PRELOAD=" + lib] if _OPEN_MPI.get(mpiexec, True) else ["-genv", "LD_PRELOAD", lib]
+
+
 def mpi_env(**extra):
     """Environment for a run under mpirun: root and oversubscription allowed,
     the caller's own ONLINEWS_* settings removed (a developer's
@@ -330,6 +335,7 @@ def main():
     ap = script_args()
     ap.add_argument("--name", required=True)
     ap.add_argument("--expect", required=True)
+    ap.add_argument("--preload", help="run the (unmodified) program with this libonlinews.so in LD_PRELOAD")
     args = ap.parse_args()
     spec = parse_expect(args.expect)
 
@@ -342,7 +348,9 @@ def main():
         env = mpi_env(ONLINEWS_OUTPUT=str(work / f"{args.name}.h5"))
         for k, v in spec["env"].items():
             env[k] = v.replace("@WORKDIR@", str(work))
-        cmd = launch(args.mpiexec, spec["np"]) + [args.exe] + spec["args"]
+        cmd = launch(args.mpiexec, spec["np"])
+        cmd += preload(args.mpiexec, str(Path(args.preload).resolve())) if args.preload else []
+        cmd += [args.exe] + spec["args"]
         print("$", " ".join(cmd), flush=True)
         try:
             p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=spec["timeout"])
