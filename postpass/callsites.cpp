@@ -44,6 +44,19 @@ std::string offset_name(const char* object, std::uint64_t offset) {
 
 std::string object_name(const char* object) { return "[" + base_name(object) + "]"; }
 
+// A compiler's clone of a function (GCC: foo.constprop.0, foo.isra.0,
+// foo.part.0, foo.cold; demangled C++: "foo() [clone .constprop.0]") is
+// named after the function: its time is the function's.
+std::string without_clone_suffix(std::string name) {
+  const std::size_t clone = name.find(" [clone ");
+  if (clone != std::string::npos) return name.substr(0, clone);
+  for (const char* suffix : {".constprop.", ".isra.", ".part.", ".cold", ".lto_priv.", ".localalias"}) {
+    const std::size_t at = name.find(suffix);
+    if (at != std::string::npos && at > 0) return name.substr(0, at);
+  }
+  return name;
+}
+
 #if ONLINEWS_HAVE_LIBDW
 bool report_modules(Dwfl* dwfl) {
   dwfl_report_begin_add(dwfl);
@@ -127,13 +140,13 @@ std::string Symbolizer::function(std::uint64_t pc) {
       if (report_modules(dwfl)) m = dwfl_addrmodule(dwfl, pc);
     }
     if (m == nullptr) return "[unknown]";
-    if (const char* symbol = dwfl_module_addrname(m, pc)) return demangled(symbol);
+    if (const char* symbol = dwfl_module_addrname(m, pc)) return without_clone_suffix(demangled(symbol));
     return object_name(dwfl_module_info(m, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr));
   }
 #endif
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(pc), &info) == 0) return "[unknown]";
-  return info.dli_sname != nullptr ? demangled(info.dli_sname) : object_name(info.dli_fname);
+  return info.dli_sname != nullptr ? without_clone_suffix(demangled(info.dli_sname)) : object_name(info.dli_fname);
 }
 
 std::vector<io::CallsiteRow> name_callsites(const std::vector<std::uint64_t>& sites) {

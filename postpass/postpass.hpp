@@ -57,8 +57,9 @@ struct Unified {
 // symbol table, demangled), file and line (DWARF, with libdw).  Opening it
 // reads the process's modules once (about a millisecond); name() is then
 // a lookup.  Not thread-safe.  function() names the function only (no
-// line tables: cheaper for addresses of many functions), and an address no
-// symbol covers by its object, "[libfoo.so]"; it reads the modules again
+// line tables: cheaper for addresses of many functions; a compiler's clone,
+// foo.constprop.0, as foo), and an address no symbol covers by its object,
+// "[libfoo.so]"; it reads the modules again
 // when an address lies in none of them (a library loaded since).
 class Symbolizer {
  public:

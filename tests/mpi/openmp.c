@@ -48,10 +48,15 @@
  *   sections   a sections construct of 3 sections that sleep 0.1, 0.2 and
  *              0.3 s (one per thread: the team waits 0.2 + 0.1 + 0.3 s in
  *              its implicit barrier), then a loop of 40 iterations of
- *              0.005 s, schedule(dynamic, 1): 40 chunks (OMPT dispatch). */
+ *              0.005 s, schedule(dynamic, 1): 40 chunks (OMPT dispatch).
+ *   sampled    with ONLINEWS_SAMPLING, 2 threads: thread 0 computes (no
+ *              sleeps) in omp_busy_a, thread 1 in omp_busy_b, each for
+ *              0.15 s of its CPU time: both functions are sampled regions
+ *              inside the threads' implicit tasks. */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "scenario.h"
 
@@ -219,6 +224,39 @@ static void sections(void) {
   }
 }
 
+/* Busy for `seconds` of the calling thread's CPU time (a loaded machine
+ * only stretches the wall time); distinct constants keep the compiler from
+ * folding the two into one function. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static volatile double g_sink;
+__attribute__((noinline)) static void omp_busy_a(double seconds) {
+  const double t0 = cpu_now();
+  double x = g_sink;
+  do {
+    for (int i = 0; i < 200000; ++i) x = x * 0.999998 + 2e-9 * (double)i;
+  } while (cpu_now() - t0 < seconds);
+  g_sink = x;
+}
+__attribute__((noinline)) static void omp_busy_b(double seconds) {
+  const double t0 = cpu_now();
+  double x = g_sink;
+  do {
+    for (int i = 0; i < 200000; ++i) x = x * 0.999997 + 3e-9 * (double)i;
+  } while (cpu_now() - t0 < seconds);
+  g_sink = x;
+}
+static void sampled(void) {
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_thread_num() == 0) omp_busy_a(0.15);
+    else omp_busy_b(0.15);
+  }
+}
+
 int main(int argc, char** argv) {
   int provided = 0;
   const char* mode = argc > 1 ? argv[1] : "imbalance";
@@ -240,6 +278,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "nested") == 0) nested();
   if (strcmp(mode, "funneled") == 0) funneled();
   if (strcmp(mode, "sections") == 0) sections();
+  if (strcmp(mode, "sampled") == 0) sampled();
   if (serial) serialized();
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
