@@ -63,6 +63,11 @@ class ThreadBuffer {
     chunks_.store(chunks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::uint64_t dispatched_chunks() const { return chunks_.load(std::memory_order_relaxed); }
+  // ONLINEWS_SAMPLING: the raw time the poll call in progress began (its
+  // Enter is recorded after it returns; 0: none).  Owner writes; the
+  // pipeline reads it when it cuts a window (sample_placer.hpp, flush).
+  void set_poll_since(std::uint64_t t) { poll_since_.store(t, std::memory_order_relaxed); }
+  std::uint64_t poll_since() const { return poll_since_.load(std::memory_order_relaxed); }
   // A successful poll after unsuccessful ones continues their open visit:
   // its events and Leave close it.
   void resume_poll() { deferred_leave_ = 0; }
@@ -131,6 +136,7 @@ class ThreadBuffer {
   std::atomic<std::uint64_t> coalesced_{0};  // polls folded into an earlier one (owner writes)
   std::atomic<std::uint64_t> time_only_calls_{0};  // owner writes
   std::atomic<std::uint64_t> chunks_{0};           // owner writes
+  std::atomic<std::uint64_t> poll_since_{0};       // owner writes
   std::atomic<std::uint64_t> dropped_{0};
 };
 

@@ -1,6 +1,7 @@
 // Helpers shared by the hook files (internal to runtime/).
 #pragma once
 #include "hooks.hpp"
+#include "sampling.hpp"
 #include "shared_guard.hpp"
 #include "state.hpp"
 
@@ -74,12 +75,14 @@ inline std::uint64_t message_key(MPI_Message m) {
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
+  if (sampling_on() && t_buffer != nullptr) t_buffer->set_poll_since(c.t_enter);
 }
 // A poll that found something: its events and call_leave() follow.  After
 // unsuccessful polls of the same call it ends their visit (a polling loop is
 // one visit, so a probe's Late Sender counts from the loop's start).
 inline void poll_found(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
+  if (b != nullptr && sampling_on()) b->set_poll_since(0);
   if (b != nullptr && b->polling(c.region, c.caller)) {
     b->resume_poll();
     return;
@@ -89,6 +92,7 @@ inline void poll_found(Call& c) {
 inline void poll_nothing(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
   if (b == nullptr) return;
+  if (sampling_on()) b->set_poll_since(0);
   const std::uint64_t t = raw_now();
   if (b->polling(c.region, c.caller)) {
     b->extend_poll(t);

@@ -227,7 +227,6 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   // pseudo-collective on WORLD, then onlinews' own set-up as overhead.
   ThreadBuffer* b = s.buffers.get_or_create();
   t_buffer = b;
-  if (b != nullptr) start_thread_sampling(b->thread_index());
   if (b != nullptr) {
     b->push(Event::enter(s.t_init_raw, root_region()));
     b->push(call_enter_event(c, s.t_init_raw));
@@ -237,6 +236,8 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     b->push(Event::leave(raw_now()));
   }
   init_progress();
+  // (After onlinews' own set-up: its samples would be computation.)
+  if (b != nullptr) start_thread_sampling(b->thread_index());
   return true;
 }
 

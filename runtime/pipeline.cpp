@@ -109,7 +109,7 @@ void Pipeline::drain(bool all) {
     dropped_.resize(static_cast<std::size_t>(n), 0);
   }
   if (sampling && placers_.size() < static_cast<std::size_t>(n)) {
-    if (!sample_names_) sample_names_ = make_sample_names();
+    if (!sample_names_) sample_names_ = make_sample_names([this](std::uint64_t raw) { return global_ns(s_, raw); });
     placers_.resize(static_cast<std::size_t>(n), SamplePlacer(sample_half_span_ns()));
   }
   bool clock_read = false;
@@ -154,7 +154,6 @@ void Pipeline::drain(bool all) {
       // (After the events: a sample older than a drained event was in its
       // ring before that event was in the buffer.)
       take_samples(i, fresh_);
-      for (Sample& x : fresh_) x.time = global_ns(s_, x.time);
       SamplePlacer& placer = placers_[static_cast<std::size_t>(i)];
       if (events) {
         placer.place(p, first, fresh_, *sample_names_);
@@ -198,10 +197,17 @@ bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Bound
   }
   // Samples: those before the boundary that wait for a later event go into
   // this window (they follow every event of it: a location whose events
-  // all lie before the boundary).
+  // all lie before the boundary) -- up to where the thread's time is not
+  // the application's: this slice of the tool's work on the MPI thread, a
+  // poll call in progress on another (their regions are recorded later).
+  if (!placers_.empty() && !sampling_handler_intact()) {
+    log_warning("ONLINEWS_SAMPLING: the application installed its own SIGPROF handler; sampling stopped", false);
+  }
   for (std::size_t l = 0; l < placers_.size() && l < pending_.size(); ++l) {
     const bool whole = cut[l] == pending_[l].size();
-    placers_[l].flush(pending_[l], t, *sample_names_);
+    const ThreadBuffer* b = s_.buffers.at(static_cast<int>(l));
+    const std::uint64_t busy = l == 0 ? t_slice_since : b != nullptr ? b->poll_since() : 0;
+    placers_[l].flush(pending_[l], t, busy != 0 ? std::min(t, global_ns(s_, busy)) : t, *sample_names_);
     if (whole) cut[l] = pending_[l].size();
   }
   windows.resize(pending_.size());

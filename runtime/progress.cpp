@@ -1,8 +1,6 @@
 #include "progress.hpp"
 
-#include <dlfcn.h>
 #include <hdf5.h>
-#include <link.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +14,7 @@ namespace onlinews::rt {
 
 constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;
 constinit thread_local bool t_analysis_pending = false;
+constinit thread_local std::uint64_t t_slice_since = 0;
 
 namespace {
 
@@ -45,30 +44,8 @@ bool t_inside_hdf5 = false;                   // MPI thread only
 
 std::uint64_t ticks(double ns) { return static_cast<std::uint64_t>(ns * g_ticks_per_ns); }
 
-// The executable segment of the shared object that contains H5open.
 void find_hdf5() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&H5open), &info) == 0 || info.dli_fbase == nullptr) return;
-  struct Range {
-    std::uintptr_t base, lo = 0, hi = 0;
-  } r{reinterpret_cast<std::uintptr_t>(info.dli_fbase)};
-  dl_iterate_phdr(
-      [](dl_phdr_info* p, std::size_t, void* data) {
-        auto* r = static_cast<Range*>(data);
-        for (int i = 0; i < p->dlpi_phnum; ++i) {
-          const auto& ph = p->dlpi_phdr[i];
-          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-          const std::uintptr_t lo = p->dlpi_addr + ph.p_vaddr;
-          if (p->dlpi_addr != r->base && lo > r->base) continue;
-          if (p->dlpi_addr == r->base) {
-            r->lo = lo;
-            r->hi = lo + ph.p_memsz;
-            return 1;
-          }
-        }
-        return 0;
-      },
-      &r);
+  const TextRange r = text_range_of(reinterpret_cast<const void*>(&H5open));
   g_hdf5_lo = r.lo;
   g_hdf5_hi = r.hi;
 }
@@ -137,7 +114,9 @@ void progress(const void* caller, std::uint32_t region) {
   // needs (local work only: it never waits for another rank here).
   ThreadBuffer* mb = s->buffers.at(0);
   const bool pressed = mb != nullptr && 4 * s->pipeline->open_events() >= 3 * mb->capacity();
+  t_slice_since = t0;
   const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false, pressed);
+  t_slice_since = 0;
   const std::uint64_t t1 = raw_now();
   // Inside a polling loop (the coming call continues it) the slice stays
   // part of the loop's one visit: the application was waiting there anyway,

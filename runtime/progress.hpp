@@ -17,6 +17,10 @@ extern constinit thread_local std::uint64_t t_progress_gate;
 // write and ONLINEWS_PATIENT_WAITS is on: its blocking calls then wait
 // patiently (patient.hpp).
 extern constinit thread_local bool t_analysis_pending;
+// MPI thread: the raw time a progress slice began, while it runs (0
+// otherwise).  Its tool region is recorded after it; the samples' placer
+// needs to know where the application's time ended (pipeline.cpp).
+extern constinit thread_local std::uint64_t t_slice_since;
 inline bool analysis_pending() { return t_analysis_pending; }
 
 // Out of line: the cut protocol and a slice of the pipeline.  `caller` is

@@ -19,6 +19,25 @@ std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root =
 std::uint32_t g_omp_first = 0;  // OmpConstruct c is region g_omp_first + c
 std::vector<analysis::CollKind> g_mpi_coll;  // by MPI region id (set by init_regions)
 
+// A lock of the registry.  While this thread holds it, its
+// -finstrument-functions hooks only keep their depth: instrumented code
+// run inside it (a signal handler) would otherwise wait for the lock this
+// thread holds (instrument.cpp).
+class RegistryLock {
+ public:
+  explicit RegistryLock(std::mutex& mu) : was_(pause_instrumentation(true)), lock_(mu) {}
+  ~RegistryLock() {
+    lock_.unlock();
+    pause_instrumentation(was_);
+  }
+  RegistryLock(const RegistryLock&) = delete;
+  RegistryLock& operator=(const RegistryLock&) = delete;
+
+ private:
+  bool was_;
+  std::unique_lock<std::mutex> lock_;
+};
+
 std::uint32_t add_locked(analysis::RegionDef def) {
   const auto id = static_cast<std::uint32_t>(g_all.size());
   g_all.push_back(std::move(def));
@@ -46,7 +65,7 @@ thread_local CacheEntry t_cache[kCache];
 }  // namespace
 
 void init_regions(const std::string& root_name, const std::vector<std::string>& filters) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  RegistryLock lock(g_mu);
   g_all.clear();
   g_users.clear();
   g_sampled.clear();
@@ -72,7 +91,7 @@ std::uint32_t user_region(const char* name) {
   CacheEntry& ce = t_cache[slot];
   // A reused buffer may hold another name at the same address: compare.
   if (ce.ptr == name && std::strcmp(ce.name, name) == 0) return ce.id;
-  std::lock_guard<std::mutex> lock(g_mu);
+  RegistryLock lock(g_mu);
   auto it = g_users.find(name);
   if (it == g_users.end()) {
     std::uint32_t id = kFilteredRegion;
@@ -93,13 +112,13 @@ std::uint32_t user_region(const char* name) {
 std::string function_name(std::uint64_t pc) {
   static std::mutex mu;  // (not g_mu: naming takes long, and user_region() needs g_mu meanwhile)
   static postpass::Symbolizer* symbols = nullptr;
-  std::lock_guard<std::mutex> lock(mu);
+  RegistryLock lock(mu);
   if (symbols == nullptr) symbols = new postpass::Symbolizer();
   return symbols->function(pc);
 }
 
 std::uint32_t sampled_region(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  RegistryLock lock(g_mu);
   auto it = g_sampled.find(name);
   if (it != g_sampled.end()) return it->second;
   std::uint32_t id = kFilteredRegion;
@@ -109,7 +128,7 @@ std::uint32_t sampled_region(const std::string& name) {
 }
 
 bool region_computes(std::uint32_t id) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  RegistryLock lock(g_mu);
   if (id >= g_all.size()) return false;
   const analysis::RegionDef& r = g_all[id];
   using analysis::OmpGroup;
@@ -130,7 +149,7 @@ analysis::CollKind mpi_coll_kind(std::uint32_t id) {
 std::uint32_t omp_region(OmpConstruct c) { return g_omp_first + static_cast<std::uint32_t>(c); }
 
 void publish_regions(std::vector<analysis::RegionDef>& regions) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  RegistryLock lock(g_mu);
   for (std::size_t i = regions.size(); i < g_all.size(); ++i) regions.push_back(g_all[i]);
 }
 

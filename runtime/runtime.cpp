@@ -1,6 +1,9 @@
 // Globals of the runtime, thread attachment, logging and the public C API.
 #include "runtime.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -45,6 +48,32 @@ ThreadBuffer* attach_thread() {
   // Every location starts in its root region.
   if (!t_mpi_thread) b->push(Event::enter(raw_now(), root_region()));
   return b;
+}
+
+TextRange text_range_of(const void* addr) {
+  Dl_info info;
+  if (dladdr(addr, &info) == 0 || info.dli_fbase == nullptr) return {};
+  struct Search {
+    std::uintptr_t base;
+    TextRange range;
+  } search{reinterpret_cast<std::uintptr_t>(info.dli_fbase), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* p, std::size_t, void* data) {
+        auto* r = static_cast<Search*>(data);
+        for (int i = 0; i < p->dlpi_phnum; ++i) {
+          const auto& ph = p->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          const std::uintptr_t lo = p->dlpi_addr + ph.p_vaddr;
+          if (p->dlpi_addr != r->base && lo > r->base) continue;
+          if (p->dlpi_addr == r->base) {
+            r->range = {lo, lo + ph.p_memsz};
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+  return search.range;
 }
 
 void log_warning(const std::string& msg, bool rank0_only) {

@@ -50,6 +50,18 @@ inline void record_enter(std::uint64_t t, std::uint32_t region, std::int32_t tea
 }
 inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
 
+// instrument.cpp: while `paused`, this thread's -finstrument-functions
+// hooks record nothing (they keep their depth); returns the previous state.
+bool pause_instrumentation(bool paused);
+
+// The executable segment of the loaded object that contains `addr` (0, 0
+// if unknown): libhdf5's (progress.cpp), onlinews' own (sampling.cpp).
+struct TextRange {
+  std::uintptr_t lo = 0, hi = 0;
+  bool contains(std::uintptr_t a) const { return a >= lo && a < hi; }
+};
+TextRange text_range_of(const void* addr);
+
 // Region ids of onlinews' own regions and the root region (after the MPI
 // regions; see regions.hpp for user regions).
 std::uint32_t tool_region_analysis();  // slices of the asynchronous analysis (progress.cpp)

@@ -30,13 +30,14 @@ std::size_t SamplePlacer::place_before(std::vector<Event>& events, std::uint64_t
     }
     bound_ = std::max(bound_, end);
   };
-  for (; h < held_.size() && held_[h].time < limit; ++h) {
-    const Sample& s = held_[h];
+  for (; h < held_.size(); ++h) {
+    const Sample s{names.to_ns(held_[h].time), held_[h].pc};
+    if (s.time >= limit) break;
     if (s.time < bound_ || s.time < floor_ || (any && s.time < v.last)) {
       ++late_;
       continue;
     }
-    if (!computing) {
+    if (!computing || names.in_tool(s.pc)) {
       ++outside_;
       continue;
     }
@@ -80,10 +81,15 @@ void SamplePlacer::place(std::vector<Event>& events, std::size_t first, const st
   held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(h));
 }
 
-void SamplePlacer::flush(std::vector<Event>& events, std::uint64_t t, SampleNames& names) {
-  const std::size_t h = place_before(events, t, 0, names);
+void SamplePlacer::flush(std::vector<Event>& events, std::uint64_t t, std::uint64_t until, SampleNames& names) {
+  std::size_t h = place_before(events, std::min(t, until), 0, names);
+  while (h < held_.size() && names.to_ns(held_[h].time) < t) {
+    ++late_;
+    ++h;
+  }
   held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(h));
   floor_ = std::max(floor_, t);
+  bound_ = std::max(bound_, t);
 }
 
 }  // namespace onlinews::rt

@@ -28,14 +28,21 @@
 namespace onlinews::rt {
 
 struct Sample {
-  std::uint64_t time = 0;  // raw clock in the ring; global ns once taken out (like the events)
-  std::uint64_t pc = 0;    // the interrupted instruction
+  std::uint64_t time;  // raw clock (mapped like the events when placed: SampleNames::to_ns)
+  std::uint64_t pc;    // the interrupted instruction
 };
 
-// What the placer asks about regions and code addresses.
+// What the placer asks about regions, code addresses and times.
 class SampleNames {
  public:
   virtual ~SampleNames() = default;
+  // A sample's raw time in the events' time base, as mapped now: a sample
+  // is mapped when it is placed, with the events of that drain (held ones
+  // too, so that no mapping between two drains reorders them).
+  virtual std::uint64_t to_ns(std::uint64_t raw) { return raw; }
+  // `pc` lies in onlinews' own code (never computation: a slice of the
+  // tool's work before its region is recorded).
+  virtual bool in_tool(std::uint64_t /*pc*/) { return false; }
   // A sample whose innermost open region is `region` lies in computation.
   virtual bool computes(std::uint32_t region) = 0;
   // The sampled region of the function at `pc` (kFilteredRegion: the
@@ -49,19 +56,22 @@ class SamplePlacer {
 
   // `events[first..]` were just appended (times mapped), `fresh` the
   // samples taken from the thread's ring since the last call (in time
-  // order, times mapped).  Places every sample that lies before an event
-  // of the stream; later ones wait for the next event.
+  // order, raw times).  Places every sample that lies before an event of
+  // the stream; later ones wait for the next event.
   void place(std::vector<Event>& events, std::size_t first, const std::vector<Sample>& fresh, SampleNames& names);
   // Keeps samples without placing them (the thread's ring fills up while
   // its events stay in its buffer).
   void hold(const std::vector<Sample>& fresh) { held_.insert(held_.end(), fresh.begin(), fresh.end()); }
-  // A window ends at `t` and every event of the stream before `t` has been
-  // appended: the held samples before `t` are placed now (appended to
-  // `events`), and samples before `t` that come later are dropped (their
-  // window is gone).
-  void flush(std::vector<Event>& events, std::uint64_t t, SampleNames& names);
+  // A window ends at `t` and every event of the stream before `until`
+  // (<= t) has been appended: the held samples before `until` are placed
+  // now (appended to `events`); those from `until` to `t`, and samples
+  // before `t` that come later, are dropped (their window is gone).  The
+  // next visit begins at `t` or later.  (`until` < t: the stream's thread
+  // is in a part of a call not recorded yet -- the tool's own slice, or an
+  // MPI poll whose Enter follows its return.)
+  void flush(std::vector<Event>& events, std::uint64_t t, std::uint64_t until, SampleNames& names);
 
-  std::uint64_t placed() const { return placed_; }    // in computation: in a sampled region
+  std::uint64_t placed() const { return placed_; }    // in computation (also of filtered functions)
   std::uint64_t outside() const { return outside_; }  // in MPI, OpenMP waits, the tool, or no region
   std::uint64_t late() const { return late_; }        // before an event or a window end already passed
   std::size_t held() const { return held_.size(); }

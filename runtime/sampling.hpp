@@ -12,7 +12,9 @@
 // these timers at its tick, so rates above CONFIG_HZ (250 on Debian) give
 // one sample per tick.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +28,8 @@ namespace onlinews::rt {
 // application handles SIGPROF itself, or no interrupted instruction can be
 // read on this architecture).
 bool init_sampling(int hz, std::string& why);
-bool sampling_on();
+extern std::atomic<bool> g_sampling;  // (sampling_on())
+inline bool sampling_on() { return g_sampling.load(std::memory_order_relaxed); }
 // True once init_sampling() succeeded (also after stop_sampling()).
 bool sampling_started();
 // The calling thread, just registered as location `index`: its ring and its
@@ -34,6 +37,11 @@ bool sampling_started();
 void start_thread_sampling(int index);
 // MPI_Finalize (MPI thread): stops every timer; samples taken so far stay.
 void stop_sampling();
+// False (once; every timer stopped then) if SIGPROF is no longer handled by
+// onlinews: the application (or a profiler) installed its own handler
+// after MPI_Init, which would now get onlinews' signals.  MPI thread, once
+// per window.
+bool sampling_handler_intact();
 // Moves location `index`'s samples into `out` (raw times; cleared first).
 void take_samples(int index, std::vector<Sample>& out);
 // Ring occupancy of location `index` in [0, 1].
@@ -45,7 +53,8 @@ std::uint64_t sampling_failed_threads();
 // The span a sample stands for at most on either side (sample_placer.hpp).
 std::uint64_t sample_half_span_ns();
 // The process's regions and functions as the placers see them (caches by
-// region id and by instruction; MPI thread).
-std::unique_ptr<SampleNames> make_sample_names();
+// region id and by instruction; MPI thread); `to_ns` maps raw times like
+// the events of the drain in progress.
+std::unique_ptr<SampleNames> make_sample_names(std::function<std::uint64_t(std::uint64_t)> to_ns);
 
 }  // namespace onlinews::rt

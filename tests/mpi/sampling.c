@@ -1,7 +1,9 @@
 /* Sampling (ONLINEWS_SAMPLING), built without onlinews and run under
  * LD_PRELOAD.  2 ranks.  Rank 0 calibrates a busy loop, then 20 times runs
- * work_a() (40 ms of the loop) and work_b() (20 ms of it: half of work_a's
- * iterations) and sends to rank 1, which receives.  It measures the wall
+ * work_a() (38 ms of the loop) and work_b() (19 ms of it: half of work_a's
+ * iterations; not multiples of the kernel's 4 ms tick, so that where the
+ * samples fall in a call varies between iterations) and sends to rank 1,
+ * which receives.  It measures the wall
  * time of both functions itself (CLOCK_MONOTONIC around each call) and
  * prints "measured work_a <s> work_b <s>": the known split, 2:1 by
  * construction and as the machine's load made it.  sampling.py checks that
@@ -26,13 +28,16 @@ __attribute__((noinline)) static void spin(long n) {
 }
 /* The same loop in each (its own copy, so that the instructions sampled lie
  * in work_a and work_b themselves; the constants differ so that the
- * compiler does not fold the three into one function). */
-__attribute__((noinline)) static void work_a(long n) {
+ * compiler does not fold the three into one function).  Not static, and
+ * the program exports its symbols: named also without libdw (dladdr). */
+__attribute__((noinline)) void work_a(long n);
+__attribute__((noinline)) void work_b(long n);
+__attribute__((noinline)) void work_a(long n) {
   double x = g_sink;
   for (long i = 0; i < n; ++i) x = x * 0.999998 + 2e-9 * (double)i;
   g_sink = x;
 }
-__attribute__((noinline)) static void work_b(long n) {
+__attribute__((noinline)) void work_b(long n) {
   double x = g_sink;
   for (long i = 0; i < n; ++i) x = x * 0.999997 + 3e-9 * (double)i;
   g_sink = x;
@@ -60,9 +65,9 @@ int main(int argc, char** argv) {
   for (int it = 0; it < 20; ++it) {
     if (rank == 0) {
       double t0 = now();
-      work_a(40 * per_ms);
+      work_a(38 * per_ms);
       const double t1 = now();
-      work_b(20 * per_ms);
+      work_b(19 * per_ms);
       ta += t1 - t0;
       tb += now() - t1;
       MPI_Send(&buf, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);

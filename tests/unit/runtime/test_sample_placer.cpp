@@ -82,7 +82,7 @@ TEST_CASE("a window's end places the samples before it; later ones before it are
   SamplePlacer placer(15);
   std::vector<Event> ev = {Event::enter(0, kRoot)};
   placer.place(ev, 0, {{10, kPcA}, {20, kPcA}}, names);
-  placer.flush(ev, 18, names);
+  placer.flush(ev, 18, 18, names);
   CHECK(show(ev) == "E1@0 E10@0 L@18 ");
   CHECK(placer.held() == 1);
   // The next window: the sample at 20 from the boundary on; one at 16 comes
@@ -116,4 +116,43 @@ TEST_CASE("placed streams keep time order and balance", "[sampling]") {
   }
   CHECK(depth == 0);
   CHECK(placer.placed() + placer.outside() == samples.size() - placer.held());
+}
+
+TEST_CASE("after a window's end the next visit begins at it, even without a sample close before", "[sampling]") {
+  Names names;
+  SamplePlacer placer(15);
+  std::vector<Event> ev = {Event::enter(0, kRoot), Event::enter(50, kMpi), Event::leave(60)};
+  placer.place(ev, 0, {}, names);
+  placer.flush(ev, 100, 100, names);
+  ev.clear();
+  ev.push_back(Event::enter(140, kMpi));
+  // The sample at 105 would reach back to 90, before the boundary at 100.
+  placer.place(ev, 0, {{105, kPcA}}, names);
+  CHECK(show(ev) == "E10@100 L@120 E3@140 ");
+}
+
+TEST_CASE("a window's end inside a part of a call not recorded yet places nothing after its start", "[sampling]") {
+  Names names;
+  SamplePlacer placer(15);
+  std::vector<Event> ev = {Event::enter(0, kRoot)};
+  // Computation until 40, where the tool's slice began (its region is
+  // recorded after it: Enter at 40); the window ends at 50, inside it.
+  placer.place(ev, 0, {{10, kPcA}, {30, kPcA}, {45, kPcB}}, names);
+  placer.flush(ev, 50, 40, names);
+  CHECK(show(ev) == "E1@0 E10@0 L@40 ");
+  CHECK(placer.late() == 1);
+  CHECK(placer.held() == 0);
+}
+
+TEST_CASE("samples in onlinews' own code are not computation", "[sampling]") {
+  struct ToolNames final : SampleNames {
+    bool computes(std::uint32_t region) override { return region != kMpi; }
+    std::uint32_t region_of(std::uint64_t pc) override { return pc == kPcA ? kA : kB; }
+    bool in_tool(std::uint64_t pc) override { return pc == kPcB; }
+  } names;
+  SamplePlacer placer(15);
+  std::vector<Event> ev = {Event::enter(0, kRoot), Event::enter(100, kMpi)};
+  placer.place(ev, 0, {{10, kPcA}, {20, kPcB}}, names);
+  CHECK(show(ev) == "E1@0 E10@0 L@25 E3@100 ");
+  CHECK(placer.outside() == 1);
 }
