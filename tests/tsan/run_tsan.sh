@@ -30,6 +30,11 @@ echo "== thread_ring: 4 ranks x 3 threads, onlinews preloaded"
 mpirun --oversubscribe -np 4 -x OMPI_MCA_btl -x TSAN_OPTIONS -x LD_PRELOAD="$root/build-tsan/runtime/libonlinews.so" \
        "$root/build-tsan/tests/mpi/thread_ring_plain" 3 120 2 > ring.log 2>&1 || { tail -20 ring.log; exit 1; }
 grep -q "status errors: 0" ring.log || { tail -20 ring.log; exit 1; }
+echo "== thread_ring with ONLINEWS_SAMPLING (signal handlers, sample rings, timers of every thread)"
+mpirun --oversubscribe -np 4 -x OMPI_MCA_btl -x TSAN_OPTIONS -x ONLINEWS_SAMPLING=1000 \
+       -x LD_PRELOAD="$root/build-tsan/runtime/libonlinews.so" \
+       "$root/build-tsan/tests/mpi/thread_ring_plain" 3 120 2 > ring_sampled.log 2>&1 || { tail -20 ring_sampled.log; exit 1; }
+grep -q "status errors: 0" ring_sampled.log || { tail -20 ring_sampled.log; exit 1; }
 echo "== probe_thread: a probed message received on another thread"
 mpirun --oversubscribe -np 2 -x OMPI_MCA_btl -x TSAN_OPTIONS "$root/build-tsan/tests/mpi/probe_thread" > probe.log 2>&1 ||
   { tail -20 probe.log; exit 1; }
