@@ -14,6 +14,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstddef>
+
 #if defined(OPEN_MPI)
 #define ONLINEWS_FORTRAN_WRAPPERS 1
 // Open MPI 5 passes mpi_f08 buffers as descriptors where the compiler can:
@@ -39,13 +41,49 @@ inline MPI_Fint logical(int c) { return c != 0 ? 1 : 0; }
 // A C index (0-based, or MPI_UNDEFINED) as Fortran's (1-based).
 inline MPI_Fint index(int c) { return c == MPI_UNDEFINED ? c : c + 1; }
 void indices_out(MPI_Fint* indices, int outcount);
-// A status out, unless the Fortran caller passed MPI_STATUS_IGNORE.
-void status_out(MPI_Fint* f, const MPI_Status* c);
-// Request and status arrays: the C arrays live in thread-local scratch
-// space (grown, never shrunk) between the call's _in and _out.
-MPI_Request* requests_in(const MPI_Fint* f, int n);
-void requests_out(MPI_Fint* f, int n);
-MPI_Status* statuses_in(MPI_Fint* f, int n);  // MPI_STATUSES_IGNORE if the caller ignores them
-void statuses_out(MPI_Fint* f, int n);
+bool status_ignored(const MPI_Fint* f);
+bool statuses_ignored(const MPI_Fint* f);
+// A Fortran status (array) is the C status's memory (Open MPI defines
+// MPI_STATUS_SIZE as its size in integers): passed through, as Open MPI's
+// own binding does, so that MPI writes exactly what it writes without
+// onlinews; or MPI_STATUS(ES)_IGNORE.
+static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "a Fortran status is a C status");
+inline MPI_Status* status(MPI_Fint* f) {
+  return status_ignored(f) ? MPI_STATUS_IGNORE : reinterpret_cast<MPI_Status*>(f);
+}
+inline MPI_Status* statuses(MPI_Fint* f) {
+  return statuses_ignored(f) ? MPI_STATUSES_IGNORE : reinterpret_cast<MPI_Status*>(f);
+}
+
+// Request arrays for one call, on the stack up to kInline entries (a
+// callback MPI runs inside the call may make another).
+constexpr int kInline = 16;
+template <class T>
+class Array {
+ public:
+  explicit Array(int n) : p_(n <= kInline ? small_ : (big_ = new T[static_cast<std::size_t>(n)])) {}
+  ~Array() { delete[] big_; }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  T* data() { return p_; }
+
+ private:
+  T small_[kInline];
+  T* big_ = nullptr;
+  T* p_;
+};
+class Requests : public Array<MPI_Request> {
+ public:
+  Requests(const MPI_Fint* f, int n) : Array(n > 0 ? n : 0) {
+    for (int i = 0; i < n; ++i) data()[i] = PMPI_Request_f2c(f[i]);
+  }
+  void out(MPI_Fint* f, int n) {
+    for (int i = 0; i < n; ++i) f[i] = PMPI_Request_c2f(data()[i]);
+  }
+};
+// At MPI_Init: true if the process's Fortran MPI entry points are not
+// onlinews' (libonlinews linked after the MPI Fortran libraries): Fortran
+// calls would pass unseen.
+bool entries_bypassed();
 
 }  // namespace onlinews::rt::fortran

@@ -240,6 +240,7 @@ def fortran_wrapper(f):
     fparams, pre, cargs, post = [], [], [], []
     outcount = None
     n = f.role("n")
+
     for p in f.params:
         t, name = p.type + p.suffix, p.name
         if p.role in ("argc", "argv"):
@@ -265,17 +266,15 @@ def fortran_wrapper(f):
             cargs.append(f"&c_{name}")
             post.append(f"  *{name} = PMPI_{h}_c2f(c_{name});\n")
         elif t == "MPI_Status*":
-            pre.append(f"  MPI_Status c_{name};\n")
-            cargs.append(f"&c_{name}")
-            post.append(f"  f::status_out({name}, &c_{name});\n")
+            cargs.append(f"f::status({name})")
         elif t == "MPI_Request[]" and n is not None:
-            cargs.append(f"f::requests_in({name}, *{n.name})")
-            post.append(f"  f::requests_out({name}, *{n.name});\n")
+            pre.append(f"  f::Requests c_{name}({name}, *{n.name});\n")
+            cargs.append(f"c_{name}.data()")
+            post.append(f"  c_{name}.out({name}, *{n.name});\n")
         elif t == "MPI_Status[]" and n is not None:
-            cargs.append(f"f::statuses_in({name}, *{n.name})")
-            post.append(f"  f::statuses_out({name}, *{n.name});\n")
+            cargs.append(f"f::statuses({name})")
         elif t == "int*" and p.role in ("flag", "index", "outcount", "provided"):
-            pre.append(f"  int c_{name} = 0;\n")
+            pre.append(f"  int c_{name} = {'MPI_UNDEFINED' if p.role == 'index' else '0'};\n")
             cargs.append(f"&c_{name}")
             conv = {"flag": f"f::logical(c_{name})", "index": f"f::index(c_{name})"}.get(p.role, f"c_{name}")
             post.append(f"  *{name} = {conv};\n")
@@ -298,7 +297,9 @@ def fortran_wrapper(f):
     body += pre
     body.append(f"  const int rc = onlinews_impl_{f.name}(__builtin_return_address(0), {', '.join(cargs)});\n"
                 if cargs else f"  const int rc = onlinews_impl_{f.name}(__builtin_return_address(0));\n")
-    body += post
+    # (Outputs only on success, as Open MPI's binding does.)
+    if post:
+        body.append("  if (rc == MPI_SUCCESS) {\n" + "".join("  " + x for x in post) + "  }\n")
     body.append("  f::set_ierr(ierr, rc);\n}\n")
     low = f.name.lower()
     names = [low + "_", low + "__", low, f.name.upper()]

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fortran.hpp"
 #include "hooks_common.hpp"
 #if ONLINEWS_HAVE_OMPT
 #include "ompt/ompt.hpp"
@@ -172,6 +173,10 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
                          analysis::known_selections() + ")");
   }
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
+  if (fortran::entries_bypassed()) {
+    s.warnings.push_back("Fortran MPI calls bypass onlinews: libonlinews comes after the MPI Fortran libraries in "
+                         "the link order (link -lonlinews before them, or use LD_PRELOAD)");
+  }
   if (s.cfg.sampling > 0) {
     std::string why;
     if (!init_sampling(static_cast<int>(s.cfg.sampling), why)) {
