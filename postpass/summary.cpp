@@ -192,7 +192,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         in.omp_nested_teams == 1 ? "its" : "their");
   }
   if (in.untracked_calls > 0) {
-    say(os, "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators) were "
+    say(os, "onlinews: %llu MPI calls on communicators onlinews does not track (intercommunicators, or made by calls it "
+        "does not see, such as Fortran's MPI_Comm_idup) were "
         "recorded as time only\n",
         static_cast<unsigned long long>(in.untracked_calls));
   }

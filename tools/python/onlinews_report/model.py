@@ -181,7 +181,8 @@ WARNINGS = [
     ("unmatched_receives", "{n} receive(s) without a matching send"),
     ("other_thread_calls", "{n} collective/RMA/communicator call(s) of other threads (MPI_THREAD_MULTIPLE) "
                            "recorded as time only"),
-    ("untracked_calls", "{n} call(s) on intercommunicators recorded as time only"),
+    ("untracked_calls", "{n} call(s) on communicators onlinews does not track (intercommunicators, or made by "
+                        "calls it does not see) recorded as time only"),
     ("split_collectives", "{n} collective instance(s) split by a requested cut: not analyzed"),
     ("rma_sync_errors", "{n} erroneous RMA synchronization call(s) left out"),
     ("ambiguous_messages", "{n} message(s) of overlapping threads matched but not analyzed"),
