@@ -98,7 +98,7 @@ struct SummaryInput {
   std::uint64_t mixed_communicators = 0;  // used by such threads: their messages are not analyzed
   std::uint64_t omp_nested_teams = 0;     // nested OpenMP parallel regions (not analyzed as teams)
   // ONLINEWS_SAMPLING (0: off): samples placed in computation, outside it,
-  // and lost (full rings, late, threads without a timer).
+  // and lost (full rings, or taken before a window end already cut).
   int sampling_hz = 0;
   std::uint64_t samples_placed = 0, samples_outside = 0, samples_lost = 0;
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock

@@ -55,32 +55,28 @@ inline MPI_Status* statuses(MPI_Fint* f) {
   return statuses_ignored(f) ? MPI_STATUSES_IGNORE : reinterpret_cast<MPI_Status*>(f);
 }
 
-// Request arrays for one call, on the stack up to kInline entries (a
+// A request array for one call, on the stack up to kInline entries (a
 // callback MPI runs inside the call may make another).
-constexpr int kInline = 16;
-template <class T>
-class Array {
+class Requests {
  public:
-  explicit Array(int n) : p_(n <= kInline ? small_ : (big_ = new T[static_cast<std::size_t>(n)])) {}
-  ~Array() { delete[] big_; }
-  Array(const Array&) = delete;
-  Array& operator=(const Array&) = delete;
-  T* data() { return p_; }
+  static constexpr int kInline = 16;
+  Requests(const MPI_Fint* f, int n) : p_(n <= kInline ? small_ : (big_ = new MPI_Request[static_cast<std::size_t>(n)])) {
+    for (int i = 0; i < n; ++i) p_[i] = PMPI_Request_f2c(f[i]);
+  }
+  ~Requests() { delete[] big_; }
+  Requests(const Requests&) = delete;
+  Requests& operator=(const Requests&) = delete;
+  MPI_Request* data() { return p_; }
+  void out(MPI_Fint* f, int n) const {
+    for (int i = 0; i < n; ++i) f[i] = PMPI_Request_c2f(p_[i]);
+  }
 
  private:
-  T small_[kInline];
-  T* big_ = nullptr;
-  T* p_;
+  MPI_Request small_[kInline];
+  MPI_Request* big_ = nullptr;
+  MPI_Request* p_;
 };
-class Requests : public Array<MPI_Request> {
- public:
-  Requests(const MPI_Fint* f, int n) : Array(n > 0 ? n : 0) {
-    for (int i = 0; i < n; ++i) data()[i] = PMPI_Request_f2c(f[i]);
-  }
-  void out(MPI_Fint* f, int n) {
-    for (int i = 0; i < n; ++i) f[i] = PMPI_Request_c2f(data()[i]);
-  }
-};
+
 // At MPI_Init: true if the process's Fortran MPI entry points are not
 // onlinews' (libonlinews linked after the MPI Fortran libraries): Fortran
 // calls would pass unseen.

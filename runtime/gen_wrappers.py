@@ -234,13 +234,13 @@ FORTRAN_SKIP = {"MPI_Alltoallw", "MPI_Win_allocate", "MPI_Win_allocate_shared", 
 
 
 def fortran_wrapper(f):
-    """(C++ definition, Fortran parameter list) or None if not supported."""
+    """The C++ definition of `f`'s Fortran entry point and its aliases, or
+    None if an argument type is not converted."""
     if f.name in FORTRAN_SKIP:
         return None
     fparams, pre, cargs, post = [], [], [], []
     outcount = None
     n = f.role("n")
-
     for p in f.params:
         t, name = p.type + p.suffix, p.name
         if p.role in ("argc", "argv"):

@@ -227,14 +227,19 @@ bool sampling_handler_intact() {
   return false;
 }
 
+namespace {
+SampleRing* ring_at(int index) {
+  return index >= 0 && index < kMaxThreads ? g_rings[index].load(std::memory_order_acquire) : nullptr;
+}
+}  // namespace
+
 void take_samples(int index, std::vector<Sample>& out) {
   out.clear();
-  SampleRing* r = index >= 0 && index < kMaxThreads ? g_rings[index].load(std::memory_order_acquire) : nullptr;
-  if (r != nullptr) r->take(out);
+  if (SampleRing* r = ring_at(index)) r->take(out);
 }
 
 double sample_fill(int index) {
-  SampleRing* r = index >= 0 && index < kMaxThreads ? g_rings[index].load(std::memory_order_acquire) : nullptr;
+  const SampleRing* r = ring_at(index);
   return r != nullptr ? r->fill() : 0.0;
 }
 

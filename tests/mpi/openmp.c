@@ -225,30 +225,25 @@ static void sections(void) {
 }
 
 /* Busy for `seconds` of the calling thread's CPU time (a loaded machine
- * only stretches the wall time); distinct constants keep the compiler from
- * folding the two into one function. */
+ * only stretches the wall time). */
 static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 static volatile double g_sink;
-__attribute__((noinline)) static void omp_busy_a(double seconds) {
+/* (Inlined into each caller with its own constants: two distinct functions
+ * the compiler cannot fold into one.) */
+__attribute__((always_inline)) static inline void busy(double seconds, double a, double b) {
   const double t0 = cpu_now();
   double x = g_sink;
   do {
-    for (int i = 0; i < 200000; ++i) x = x * 0.999998 + 2e-9 * (double)i;
+    for (int i = 0; i < 200000; ++i) x = x * a + b * (double)i;
   } while (cpu_now() - t0 < seconds);
   g_sink = x;
 }
-__attribute__((noinline)) static void omp_busy_b(double seconds) {
-  const double t0 = cpu_now();
-  double x = g_sink;
-  do {
-    for (int i = 0; i < 200000; ++i) x = x * 0.999997 + 3e-9 * (double)i;
-  } while (cpu_now() - t0 < seconds);
-  g_sink = x;
-}
+__attribute__((noinline)) static void omp_busy_a(double seconds) { busy(seconds, 0.999998, 2e-9); }
+__attribute__((noinline)) static void omp_busy_b(double seconds) { busy(seconds, 0.999997, 3e-9); }
 static void sampled(void) {
 #pragma omp parallel num_threads(2)
   {

@@ -21,27 +21,21 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-__attribute__((noinline)) static void spin(long n) {
+/* The busy loop, inlined into each function below with its own constants,
+ * so that the instructions sampled lie in work_a and work_b themselves and
+ * the compiler cannot fold the three into one function.  work_a and work_b
+ * are not static, and the program exports its symbols: named also without
+ * libdw (dladdr). */
+__attribute__((always_inline)) static inline void loop(long n, double a, double b) {
   double x = g_sink;
-  for (long i = 0; i < n; ++i) x = x * 0.999999 + 1e-9 * (double)i;
+  for (long i = 0; i < n; ++i) x = x * a + b * (double)i;
   g_sink = x;
 }
-/* The same loop in each (its own copy, so that the instructions sampled lie
- * in work_a and work_b themselves; the constants differ so that the
- * compiler does not fold the three into one function).  Not static, and
- * the program exports its symbols: named also without libdw (dladdr). */
+__attribute__((noinline)) static void spin(long n) { loop(n, 0.999999, 1e-9); }
 __attribute__((noinline)) void work_a(long n);
 __attribute__((noinline)) void work_b(long n);
-__attribute__((noinline)) void work_a(long n) {
-  double x = g_sink;
-  for (long i = 0; i < n; ++i) x = x * 0.999998 + 2e-9 * (double)i;
-  g_sink = x;
-}
-__attribute__((noinline)) void work_b(long n) {
-  double x = g_sink;
-  for (long i = 0; i < n; ++i) x = x * 0.999997 + 3e-9 * (double)i;
-  g_sink = x;
-}
+__attribute__((noinline)) void work_a(long n) { loop(n, 0.999998, 2e-9); }
+__attribute__((noinline)) void work_b(long n) { loop(n, 0.999997, 3e-9); }
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
