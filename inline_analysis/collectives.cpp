@@ -21,13 +21,18 @@ void combine(CollRecord& a, const CollRecord& b) {
   if (b.max_enter > a.max_enter || (b.max_enter == a.max_enter && b.max_enter_rank < a.max_enter_rank)) {
     a.max_enter = b.max_enter;
     a.max_enter_rank = b.max_enter_rank;
+    a.max_enter_at = b.max_enter_at;
   }
   a.min_leave = std::min(a.min_leave, b.min_leave);
-  a.root_enter = std::max(a.root_enter, b.root_enter);
+  if (b.root_enter > a.root_enter) {
+    a.root_enter = b.root_enter;
+    a.root_at = b.root_at;
+  }
   if (b.max_sender_enter > a.max_sender_enter ||
       (b.max_sender_enter == a.max_sender_enter && b.max_sender_rank < a.max_sender_rank)) {
     a.max_sender_enter = b.max_sender_enter;
     a.max_sender_rank = b.max_sender_rank;
+    a.max_sender_at = b.max_sender_at;
   }
   a.root_bytes = std::max(a.root_bytes, b.root_bytes);
   a.min_enter = std::min(a.min_enter, b.min_enter);
@@ -39,6 +44,7 @@ void combine(ScanRecord& a, const ScanRecord& b) {
 
 Task<> Analyzer::Impl::agree_comms(Transport& t) {
   coll_agreed.clear();
+  nb_agreed.clear();
   retired.clear();
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order;
   for (std::size_t id = 0; id < defs.comms.size(); ++id) {
@@ -56,6 +62,7 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
       continue;
     }
     if (c.mixed_rma) mixed_rma.insert(c.gid);  // nobody else to agree with
+    if (!facts.comm_analysis_skipped && !c.mixed_collective) nb_agreed[static_cast<std::uint16_t>(id)] = nb_numbered[c.gid];
     if (c.freed) retired.push_back(c.gid);
   }
   std::sort(order.begin(), order.end());
@@ -79,7 +86,7 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     head.root_enter = c.mixed_collective || mixed_collective.count(gid) != 0 ? 1 : 0;
     head.min_leave = c.freed ? 1 : 0;  // all members freed it: release it after this epoch
     head.max_enter_rank = head.max_sender_rank = 0;
-    head.max_sender_enter = 0;
+    head.max_sender_enter = -static_cast<std::int64_t>(nb_numbered[gid]);  // (the maximum: minus the minimum)
     co_await t.allreduce(c, &head, 1);
     if (head.min_leave == 1) retired.push_back(gid);
     if (head.root_bytes > 0) mixed_rma.insert(gid);
@@ -89,8 +96,14 @@ Task<> Analyzer::Impl::agree_comms(Transport& t) {
     const bool analyzed = counted && hi > lo;
     coll_agreed[id] = analyzed ? AgreedInstances{lo - first, hi - lo, lo} : AgreedInstances{};
     if (counted) facts.split_collectives += n - (analyzed ? hi - lo : 0);
+    if (head.root_enter == 0 && !facts.comm_analysis_skipped) {
+      nb_agreed[id] = static_cast<std::uint64_t>(-head.max_sender_enter);
+    }
     coll_seen[gid] = first + n;
-    if (head.min_leave == 1) coll_seen.erase(gid);  // every member freed it
+    if (head.min_leave == 1) {  // every member freed it
+      coll_seen.erase(gid);
+      nb_retired.push_back(gid);  // (its instances are reduced first: reduce_nb)
+    }
   }
   // Dropped events may have taken instances.
   coll_resync = coll_resync || facts.comm_analysis_skipped;

@@ -42,6 +42,7 @@ enum class CollKind : std::uint8_t {
   WinCreate, // MPI_Win_create/_allocate/_allocate_shared/_create_dynamic, on the window
   WinFree,   // MPI_Win_free, on the window
   Fence,     // MPI_Win_fence, on the window
+  Neighbor,  // neighborhood collectives: only the neighbors in the topology take part
 };
 
 // Which time metric an OpenMP construct's exclusive time belongs to
@@ -95,6 +96,11 @@ struct CommDef {
   // then, and none of its collective instances lies in an earlier epoch
   // (runtime/comms.cpp).  0 for communicators that exist from the start.
   std::uint32_t active_from = 0;
+  // A communicator with a process topology (Cartesian, graph, distributed
+  // graph): the world ranks its neighborhood collectives receive from and
+  // send to, in MPI's order, -1 for MPI_PROC_NULL (empty: no topology).
+  std::vector<int> sources{}, destinations{};
+  bool has_topology = false;
   int world_rank_of(int r) const {
     return (r >= 0 && r < static_cast<int>(world_ranks.size())) ? world_ranks[r] : -1;
   }

@@ -210,6 +210,45 @@ struct Analyzer::Impl {
   // member counts from 0 again.
   std::map<std::uint64_t, std::uint64_t> coll_seen;
   bool coll_resync = false;
+  // Nonblocking collective instances (and blocking neighborhood ones), from
+  // their start to the epoch in which the starts they depend on and their
+  // completion are known (nb_collectives.cpp).  Each member numbers the
+  // starts on a communicator (the runtime numbers them: MPI orders them
+  // alike on every member).
+  using NbKey = std::pair<std::uint64_t, std::uint64_t>;  // (gid, number)
+  struct NbState {
+    std::uint16_t comm = 0;
+    CollKind kind = CollKind::None;
+    bool root = false, sends = false, receives = false, blocking = false;
+    int root_rank = -1;  // in the communicator (-1: none)
+    int location = 0;
+    CallRef start, completion;  // completion.at.valid(): completed
+    // Their events while in this window (times taken after clock correction).
+    std::size_t start_event = kNoEvent, completion_event = kNoEvent;
+    bool reduced = false, sent = false;
+    bool by_test = false;  // completed by a Test*: no blocking wait
+    CollRecord all{};
+  };
+  std::map<NbKey, NbState> nb_open;
+  std::map<std::uint64_t, std::uint64_t> nb_numbered, nb_reduced;  // per gid: next start number seen / reduced
+  std::map<std::uint32_t, NbKey> nb_requests;  // open request -> its instance
+  std::optional<NbKey> nb_blocking;            // a blocking neighborhood call's, until its CollComplete
+  std::map<std::uint16_t, std::uint64_t> nb_agreed;  // comm id -> starts every member numbered (this epoch)
+  struct NbArrived {  // source neighbors' starts of one instance
+    int count = 0;
+    std::int64_t latest = INT64_MIN;
+    EventRef at;
+  };
+  std::map<NbKey, NbArrived> nb_arrived;
+  bool nb_new_neighbor_starts = false;  // this window numbered a neighborhood start
+  // Seconds charged so far per completion call (location, enter, call path)
+  // that completes instances becoming ready in different epochs.
+  std::map<std::tuple<int, std::int64_t, std::uint32_t>, double> nb_charged;
+  std::vector<std::uint64_t> nb_retired;  // gids every member freed (this epoch): forget after reduce_nb
+  std::vector<NbCollectiveResult> nb_results;  // this epoch's
+  void collect_nb(const Event& e, const LocationState& st, std::size_t i, const CommDef* c);
+  Task<> reduce_nb(Transport& t, bool neighbor_exchange);
+  void forget_nb();
   // RMA operations since the last fence, per window id and target (comm
   // rank): the latest leave.  Carried across cuts to the closing fence.
   std::map<std::uint16_t, std::map<int, std::int64_t>> rma_accesses;
@@ -345,6 +384,7 @@ struct Analyzer::Impl {
   Task<> exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp
   // Per communicator, with its members: the instance count of this window
+  // (and how many nonblocking starts every member numbered)
   // and whether it is mixed.
   Task<> agree_comms(Transport& t);
   // Whether a point-to-point wait of this rank gets a synchronization

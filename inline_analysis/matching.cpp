@@ -28,6 +28,10 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
     if (a.callpath == kNoCallpath) continue;
     const CommDef* c = (e.kind == EventKind::Enter || e.kind == EventKind::Leave) ? nullptr : defs.comm(e.comm);
     switch (e.kind) {
+      case EventKind::CollStart:
+      case EventKind::CollComplete:
+        collect_nb(e, st, i, c);
+        break;
       case EventKind::Send:
       case EventKind::SendRequest: {
         if (c == nullptr || !c->usable) break;

@@ -123,6 +123,10 @@ class Pattern {
   // synchronization points, with the RMA epochs completed in this epoch
   // (ReplayContext::rma_epochs): what it publishes becomes synchronization points.
   virtual void on_rma_epochs(ReplayContext&) {}
+  // Called right after on_rma_epochs with the nonblocking (and blocking
+  // neighborhood) collective instances whose completion and causes became
+  // known in this epoch (ReplayContext::nb_collectives).
+  virtual void on_nb_collectives(ReplayContext&) {}
   // Called once per epoch at its end, after the backward replay (e.g. to
   // flush per-epoch state).
   virtual void on_epoch_end(ReplayContext&) {}
@@ -165,6 +169,7 @@ class ReplayContext {
     int epoch = 0;
     int world_rank = 0;
     const RmaEpochResults* rma = nullptr;  // Pattern::on_rma_epochs: the RMA epochs completed in this epoch
+    const std::vector<NbCollectiveResult>* nbc = nullptr;  // Pattern::on_nb_collectives
   };
   explicit ReplayContext(const Sources& s) : s_(s) {}
 
@@ -238,6 +243,8 @@ class ReplayContext {
   // In Pattern::on_rma_epochs: the RMA epochs and calls whose partners'
   // times came in this epoch (else nullptr).
   const RmaEpochResults* rma_epochs() const { return s_.rma; }
+  // In Pattern::on_nb_collectives: the instances analyzed in this epoch (else nullptr).
+  const std::vector<NbCollectiveResult>* nb_collectives() const { return s_.nbc; }
   // CollectiveEnd: the reduced instance.
   const CollResult* collective() const {
     return event().kind == EventKind::CollectiveEnd ? link_into(colls_) : nullptr;

@@ -154,6 +154,39 @@ struct CallRef {
   EventRef at;
 };
 
+// A nonblocking collective instance (or a blocking neighborhood one) whose
+// completion and the starts it depends on are known (nb_collectives.cpp), for
+// the patterns (Pattern::on_nb_collectives).
+struct NbCollectiveResult {
+  int location = 0;  // the thread that completed it
+  std::uint16_t comm = 0;
+  CollKind kind = CollKind::None;
+  bool root = false;      // this rank is the instance's root
+  bool blocking = false;  // a blocking neighborhood call: start and completion are that call
+  CallRef start, completion;
+  // The start this rank's completion depends on (by kind: the latest
+  // member's, the root's, the latest sender's, the latest source
+  // neighbor's; INT64_MIN: none) and that start call.
+  std::int64_t cause = INT64_MIN;
+  EventRef cause_at;
+  // A call that completed several instances waited for the latest of their
+  // causes: only that instance's wait is its own (the others lie within it).
+  bool latest_in_call = true;
+  // ... and of that wait, the seconds an instance of the same call that
+  // became ready in an earlier epoch was charged already.
+  double charged_before = 0;
+};
+
+// A neighborhood collective's start, sent to the neighbors that receive
+// from this rank (nb_collectives.cpp).
+struct NbStartRecord {
+  std::uint64_t gid = 0;
+  std::uint64_t number = 0;  // the instance's number on the communicator
+  std::int64_t enter = 0;    // ns
+  std::uint32_t epoch = 0, event = 0;  // the start call's EventRef (the sender's rank is the parcel's)
+};
+static_assert(std::is_trivially_copyable_v<NbStartRecord>);
+
 // General active target synchronization epochs whose partners' times are all
 // known (rma_accesses.cpp), for the patterns (Pattern::on_rma_epochs).
 struct AccessEpochResult {  // origin: MPI_Win_start ... MPI_Win_complete

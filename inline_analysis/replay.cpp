@@ -278,6 +278,8 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.probed.clear();
   m.late_sender_waits.clear();
   m.sync_in.reset(bounds);
+  m.nb_results.clear();
+  m.nb_new_neighbor_starts = false;
 
   std::sort(windows.begin(), windows.end(),
             [](const LocationWindow& a, const LocationWindow& b) { return a.location < b.location; });
@@ -308,8 +310,11 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     // every rank keeps one sequence of synchronization points per thread
     // (sync_replay.hpp), so that both sides of a wait read their intervals
     // alike.
-    double agreed[3] = {m.view_dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0, m.concurrent ? 1.0 : 0.0};
-    co_await transport.allreduce_max(agreed, 3);
+    // And whether neighborhood collectives started (their starts travel to
+    // the neighbors).
+    double agreed[4] = {m.view_dropped > 0 ? 1.0 : 0.0, m.has_rma() ? 1.0 : 0.0, m.concurrent ? 1.0 : 0.0,
+                        m.nb_new_neighbor_starts ? 1.0 : 0.0};
+    co_await transport.allreduce_max(agreed, 4);
     m.facts.comm_analysis_skipped = agreed[0] > 0;
     m.concurrent = agreed[2] > 0;
     co_await m.agree_comms(transport);
@@ -318,9 +323,11 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
       co_await m.correct_clocks(*mpi, transport);
       m.write_back_view(windows);
       co_await m.reduce_collectives(*mpi, transport);
+      co_await m.reduce_nb(transport, agreed[3] > 0);
       if (agreed[1] > 0) co_await m.exchange_rma(*mpi, transport);
     } else {
       m.forget_rma();  // lost events: accesses and epochs can no longer be paired
+      m.forget_nb();
       m.clock_carry = false;  // this window stays uncorrected: nothing to carry on from
     }
   }
@@ -347,6 +354,12 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     rma.rma = &m.rma_results;
     ReplayContext ctx(rma);
     for (auto& p : m.patterns) p->on_rma_epochs(ctx);
+  }
+  {
+    ReplayContext::Sources nbc = src;
+    nbc.nbc = &m.nb_results;
+    ReplayContext ctx(nbc);
+    for (auto& p : m.patterns) p->on_nb_collectives(ctx);
   }
   if (!m.comm_patterns.empty() && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, windows, transport);

@@ -35,6 +35,12 @@ struct CollRecord {
   std::int64_t max_sender_rank;   // its world rank
   std::int64_t root_bytes;        // root's bytes out (1-to-N) or in (N-to-1)
   std::int64_t min_enter;         // earliest enter
+  // Nonblocking instances (nb_collectives.cpp): the start call of the rank
+  // behind max_enter / root_enter / max_sender_enter, as epoch << 32 | event
+  // (its EventRef without the rank, which the fields above give).
+  std::int64_t max_enter_at;
+  std::int64_t root_at;
+  std::int64_t max_sender_at;
 };
 void combine(CollRecord& into, const CollRecord& other);
 

@@ -141,6 +141,54 @@ int CommRegistry::add_members(MPI_Comm c, std::uint32_t boundaries, bool cut_eli
   return id;
 }
 
+void CommRegistry::note_neighbors(MPI_Comm c, int id) {
+  int kind = MPI_UNDEFINED;
+  if (PMPI_Topo_test(c, &kind) != MPI_SUCCESS || kind == MPI_UNDEFINED) return;
+  // In MPI's neighbor order (MPI-3.1 §7.6): a Cartesian dimension's source
+  // (-1 shift) before its destination (+1), for both lists; a graph's
+  // neighbors both ways; a distributed graph's own lists.
+  std::vector<int> in, out;
+  int rank = 0;
+  PMPI_Comm_rank(c, &rank);
+  if (kind == MPI_CART) {
+    int nd = 0;
+    PMPI_Cartdim_get(c, &nd);
+    for (int d = 0; d < nd; ++d) {
+      int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
+      PMPI_Cart_shift(c, d, 1, &lo, &hi);
+      in.push_back(lo);
+      in.push_back(hi);
+    }
+    out = in;
+  } else if (kind == MPI_GRAPH) {
+    int n = 0;
+    PMPI_Graph_neighbors_count(c, rank, &n);
+    in.resize(static_cast<std::size_t>(n));
+    if (n > 0) PMPI_Graph_neighbors(c, rank, n, in.data());
+    out = in;
+  } else if (kind == MPI_DIST_GRAPH) {
+    int indeg = 0, outdeg = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(c, &indeg, &outdeg, &weighted);
+    in.resize(static_cast<std::size_t>(indeg));
+    out.resize(static_cast<std::size_t>(outdeg));
+    std::vector<int> inw(in.size()), outw(out.size());
+    PMPI_Dist_graph_neighbors(c, indeg, in.data(), weighted ? inw.data() : MPI_UNWEIGHTED, outdeg, out.data(),
+                              weighted ? outw.data() : MPI_UNWEIGHTED);
+  } else {
+    return;
+  }
+  SharedGuard guard;
+  analysis::CommDef& d = defs_.comms[static_cast<std::size_t>(id)];
+  auto world = [&d](std::vector<int>& v) {
+    for (int& r : v) r = r == MPI_PROC_NULL ? -1 : d.world_rank_of(r);
+  };
+  world(in);
+  world(out);
+  d.sources = std::move(in);
+  d.destinations = std::move(out);
+  d.has_topology = true;
+}
+
 void CommRegistry::mark_freed(MPI_Comm c, std::uint64_t when) {
   mark_freed_in(by_handle_, key(c), when);
   cache_comm_ = MPI_COMM_NULL;

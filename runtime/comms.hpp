@@ -40,6 +40,10 @@ struct CommRecord {
   std::uint64_t freed_ns = 0;     // when (global ns): the window that contains it must be analyzed first
   bool in_use = false;
   std::uint32_t open_requests = 0;
+  // Nonblocking (and neighborhood) collective starts recorded on it: each
+  // CollStart carries its number, the same on every member for the same
+  // instance (MPI orders them alike), whatever events are lost.
+  std::uint32_t nb_starts = 0;
   // Cut pacing (epoch.cpp): eligible collectives since the last decision and
   // how many to let pass between decisions.
   std::uint64_t since_decision = 0;
@@ -69,6 +73,9 @@ class CommRegistry {
   // `boundaries` epoch boundaries.  Collective over `c`'s members.  Returns
   // the id, or kUnknownComm when it cannot be tracked.
   int add(MPI_Comm c, std::uint32_t boundaries);
+  // The neighbors of `c`'s process topology (if it has one) into the
+  // definition of id `id` (local calls only).
+  void note_neighbors(MPI_Comm c, int id);
   // The application freed `c` at `when` (global ns).
   void mark_freed(MPI_Comm c, std::uint64_t when);
   // A window the application just created over `c` (collective over `c`'s

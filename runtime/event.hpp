@@ -72,6 +72,8 @@ constexpr std::uint8_t kCancelled = 16;   // request was cancelled: no message
 constexpr std::uint8_t kPersistent = 32;  // request from *_init + MPI_Start
 constexpr std::uint8_t kNoPrecede = 64;   // MPI_Win_fence with MPI_MODE_NOPRECEDE: closes no access epoch
 constexpr std::uint8_t kExclusiveLock = 128;  // MPI_Win_lock with MPI_LOCK_EXCLUSIVE
+// On a CollStart: this rank receives data in the instance.
+constexpr std::uint8_t kCollReceives = 1;
 // On the Enter of a parallel construct or implicit task (Enter has no other
 // flags): a team forked inside another team's implicit task.
 constexpr std::uint8_t kNestedTeam = 1;

@@ -18,21 +18,22 @@ GROUPS = {"p2p": "P2P", "collective": "Collective", "barrier": "Barrier", "inite
           "rmacomm": "RmaComm", "other": "Other"}
 COLLS = {None: "None", "barrier": "Barrier", "nxn": "NxN", "1ton": "OneToN", "nto1": "NToOne",
          "scan": "Scan", "exscan": "Exscan", "init": "Init", "finalize": "Finalize", "wincreate": "WinCreate",
-         "winfree": "WinFree", "fence": "Fence"}
+         "winfree": "WinFree", "fence": "Fence", "neighbor": "Neighbor"}
 ATTRS = {"sendrecv": "kSendrecv", "blocking_send": "kBlockingSend", "completion": "kCompletion",
          "multi_completion": "kMultiCompletion"}
 MODES = {None: "0", "standard": "0", "sync": "::onlinews::evflag::kSynchronous",
          "buffered": "::onlinews::evflag::kBuffered", "ready": "::onlinews::evflag::kReady"}
 BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", "allreduce", "allgather",
          "allgatherv", "alltoall", "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block",
-         "scan", "exscan"]
+         "scan", "exscan", "neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+         "neighbor_alltoallw"]
 ROLES = {"count", "type", "peer", "tag", "rcount", "rtype", "src", "rtag", "scounts", "rcounts", "stypes",
          "rtypes", "root", "comm", "status", "request", "n", "requests", "statuses", "index", "flag",
          "outcount", "indices", "newcomm", "comm_inout", "message", "required",
          "provided", "argc", "argv", "win", "newwin", "win_inout", "rma_assert", "rma_group", "lock_type"}
 HOOKS = {"init", "finalize", "send", "recv", "sendrecv", "isend", "irecv", "send_init", "recv_init", "start",
          "startall", "request_free", "cancel", "wait", "waitany", "waitall", "waitsome", "test", "testany",
-         "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "comm_new", "comm_free",
+         "testall", "testsome", "mprobe", "improbe", "iprobe", "probe", "mrecv", "imrecv", "coll", "icoll", "comm_new", "comm_free",
          "win_create", "win_free", "rma_coll", "rma_op", "rma_sync", "plain"}
 
 KEYS = {"group", "coll", "mode", "attrs", "bytes", "patient", "rma"}
@@ -105,8 +106,12 @@ class Function:
         self.bytes = self.keys.get("bytes", "none")
         if self.bytes not in BYTES:
             fail(line_no, f"unknown bytes rule '{self.bytes}'")
-        if self.hook in ("coll", "win_create", "win_free", "rma_coll") and self.coll == "None":
+        if self.hook in ("coll", "icoll", "win_create", "win_free", "rma_coll") and self.coll == "None":
             fail(line_no, "a collective needs coll=")
+        # (A nonblocking start without its request would be recorded as a
+        # blocking neighborhood call, complete at once.)
+        if self.hook == "icoll" and any(p.role == "request" for p in self.params) != self.name.startswith("MPI_I"):
+            fail(line_no, "icoll: a nonblocking start needs a :request role, a blocking neighborhood call none")
         self.rma = RMA.get(self.keys.get("rma"))
         if self.hook in ("rma_op", "rma_sync"):
             ops = self.keys.get("rma") in RMA_OPS
@@ -190,7 +195,7 @@ def gen_wrapper(f):
     body.append("  c.caller = onlinews_caller_;\n")
     if f.mode != "0":
         body.append(f"  c.mode = {f.mode};\n")
-    if f.hook == "coll":
+    if f.hook in ("coll", "icoll"):
         body.append(f"  c.bytes_rule = ::onlinews::rt::CollBytes::{f.bytes.capitalize()};\n")
     if f.rma is not None:
         body.append(f"  c.rma = ::onlinews::rt::RmaRule::{f.rma};\n")

@@ -14,8 +14,22 @@ std::uint64_t sum_bytes(const int* counts, int n, MPI_Datatype t) {
   return total;
 }
 
-// Bytes (out, in) of this rank in one collective of `size` ranks.
-void collective_bytes(const Call& c, int size, int me, std::uint64_t& out, std::uint64_t& in) {
+// Bytes to (or from) the neighbors in `peers` that are not MPI_PROC_NULL
+// (-1): `each` per neighbor, or counts[i] of type types[i] / `t`.
+std::uint64_t neighbor_bytes(const std::vector<int>& peers, std::uint64_t each, const int* counts,
+                             MPI_Datatype t, const MPI_Datatype* types) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    if (peers[i] < 0) continue;
+    const int k = static_cast<int>(i);
+    total += counts == nullptr ? each : type_bytes(counts[k], types != nullptr ? types[k] : t);
+  }
+  return total;
+}
+
+// Bytes (out, in) of this rank in one collective on `d`.
+void collective_bytes(const Call& c, const analysis::CommDef& d, std::uint64_t& out, std::uint64_t& in) {
+  const int size = d.size, me = d.my_rank;
   const auto n = static_cast<std::uint64_t>(size);
   const bool root = c.root == me;
   const std::uint64_t b = type_bytes(c.count, c.type);   // send side / single buffer
@@ -54,6 +68,22 @@ void collective_bytes(const Call& c, int size, int me, std::uint64_t& out, std::
       out = (n - static_cast<std::uint64_t>(me) - 1) * b;
       in = static_cast<std::uint64_t>(me) * b;
       break;
+    case CollBytes::Neighbor_allgather: case CollBytes::Neighbor_alltoall:
+      out = neighbor_bytes(d.destinations, b, nullptr, nullptr, nullptr);
+      in = neighbor_bytes(d.sources, rb, nullptr, nullptr, nullptr);
+      break;
+    case CollBytes::Neighbor_allgatherv:
+      out = neighbor_bytes(d.destinations, b, nullptr, nullptr, nullptr);
+      in = neighbor_bytes(d.sources, 0, c.rcounts, c.rtype, nullptr);
+      break;
+    case CollBytes::Neighbor_alltoallv:
+      out = neighbor_bytes(d.destinations, 0, c.scounts, c.type, nullptr);
+      in = neighbor_bytes(d.sources, 0, c.rcounts, c.rtype, nullptr);
+      break;
+    case CollBytes::Neighbor_alltoallw:
+      out = neighbor_bytes(d.destinations, 0, c.scounts, MPI_DATATYPE_NULL, c.stypes);
+      in = neighbor_bytes(d.sources, 0, c.rcounts, MPI_DATATYPE_NULL, c.rtypes);
+      break;
   }
 }
 
@@ -82,9 +112,8 @@ void post_coll(Call& c, int rc) {
   const std::uint64_t t = raw_now();
   if (rc == MPI_SUCCESS && (c.comm_ok || c.decide_only) && s != nullptr) {
     if (c.comm_ok) {
-      const analysis::CommDef& d = s->defs.comms[c.comm_id];
       std::uint64_t out = 0, in = 0;
-      collective_bytes(c, d.size, d.my_rank, out, in);
+      collective_bytes(c, s->defs.comms[c.comm_id], out, in);
       record(Event::collective_end(t, c.comm_id, rooted(c.bytes_rule) ? c.root : -1, out, in));
     }
     const analysis::CollKind k = mpi_coll_kind(c.region);
@@ -94,6 +123,42 @@ void post_coll(Call& c, int rc) {
   // The cut happens after the application's collective completed and was
   // recorded, before control returns to the application.
   if (eligible) on_eligible_collective(c.comm_id, c.t_enter, t);
+}
+
+// Nonblocking collectives: a CollStart now, a CollComplete when Wait*/Test*
+// complete the request (hooks_completion.cpp).  A blocking neighborhood
+// collective records both.  Neither is ever a cut: only a blocking
+// collective spanning all ranks synchronizes them.
+void pre_icoll(Call& c) {
+  call_enter(c);
+  resolve_comm(c, true);
+}
+
+void post_icoll(Call& c, int rc) {
+  State* s = state();
+  const analysis::CommDef* d = s != nullptr && c.comm_ok ? &s->defs.comms[c.comm_id] : nullptr;
+  // (A neighborhood collective on a communicator without a topology is
+  // erroneous: time only.)
+  const bool neighbor = mpi_coll_kind(c.region) == analysis::CollKind::Neighbor;
+  if (rc == MPI_SUCCESS && d != nullptr && (!neighbor || d->has_topology)) {
+    std::uint64_t out = 0, in = 0;
+    collective_bytes(c, *d, out, in);
+    const std::int32_t root = rooted(c.bytes_rule) ? c.root : -1;
+    const std::uint8_t flags = in > 0 ? evflag::kCollReceives : 0;
+    const auto number = static_cast<std::int32_t>(s->comms.rec(c.comm_id).nb_starts++);
+    if (c.request == nullptr) {
+      const std::uint64_t t = raw_now();
+      record(Event::message(EventKind::CollStart, t, c.comm_id, root, number, out, 0, flags));
+      record(Event::message(EventKind::CollComplete, t, c.comm_id, root, 0, in, 0));
+    } else {
+      SharedGuard guard;
+      RequestInfo& r = s->requests.add(*c.request, c.comm_id, RequestInfo::kColl, 0, root, 0, in);
+      r.active = true;
+      ++s->comms.rec(r.comm).open_requests;
+      record(Event::message(EventKind::CollStart, raw_now(), c.comm_id, root, number, out, r.id, flags));
+    }
+  }
+  call_leave();
 }
 
 }  // namespace hooks

@@ -61,7 +61,9 @@ void complete_request(State& s, MPI_Request handle, const MPI_Status* status, bo
     PMPI_Test_cancelled(status, &cancelled);  // local, reads the status only
     if (cancelled) flags |= evflag::kCancelled;
   }
-  if (r.kind == RequestInfo::kSend) {
+  if (r.kind == RequestInfo::kColl) {
+    record(Event::message(EventKind::CollComplete, raw_now(), r.comm, r.peer, 0, r.bytes, r.id, flags));
+  } else if (r.kind == RequestInfo::kSend) {
     record(Event::message(EventKind::SendComplete, raw_now(), r.comm, r.peer, r.tag, r.bytes, r.id, flags));
   } else {
     record(Event::message(EventKind::RecvComplete, raw_now(), r.comm, status->MPI_SOURCE, status->MPI_TAG, 0, r.id,

@@ -1,4 +1,4 @@
-// Tracks the application's point-to-point requests so that completions can be
+// Tracks the application's point-to-point and collective requests so that completions can be
 // recorded with the envelope of the operation they complete.  Touched only by
 // the thread that makes the analyzed MPI calls; open addressing (the
 // analysis' FlatMap), no allocation unless more than 512 requests are open.
@@ -16,14 +16,14 @@ namespace onlinews::rt {
 struct RequestInfo {  // (RequestTable::add writes every field: a new field goes there too)
   std::uint32_t id = 0;        // tool request id (events carry it)
   std::uint16_t comm = 0;      // local communicator id
-  std::uint8_t kind = 0;       // kSend / kRecv
+  std::uint8_t kind = 0;       // kSend / kRecv / kColl
   std::uint8_t flags = 0;      // evflag send mode | kPersistent
   bool active = false;         // persistent: started and not yet completed
   bool cancel_requested = false;
   std::int32_t peer = 0;       // dest, or requested source (normalized wildcard)
   std::int32_t tag = 0;        // tag, or requested tag (normalized wildcard)
-  std::uint64_t bytes = 0;     // send size
-  static constexpr std::uint8_t kSend = 1, kRecv = 2;
+  std::uint64_t bytes = 0;     // send size (a collective: bytes received)
+  static constexpr std::uint8_t kSend = 1, kRecv = 2, kColl = 3;
 };
 
 class RequestTable {

@@ -11,6 +11,8 @@ class CollectiveCounts final : public Pattern {
  public:
   void subscribe(Dispatch& d) override {
     d.on_event(Phase::Forward, EventKind::CollectiveEnd, this, &CollectiveCounts::on_collective);
+    d.on_event(Phase::Forward, EventKind::CollStart, this, &CollectiveCounts::on_start);
+    d.on_event(Phase::Forward, EventKind::CollComplete, this, &CollectiveCounts::on_complete);
   }
 
  private:
@@ -25,7 +27,17 @@ class CollectiveCounts final : public Pattern {
       default:
         break;
     }
-    const std::uint64_t out = e.bytes_out(), in = e.bytes_in();
+    count(ctx, e.bytes_out(), e.bytes_in());
+  }
+  // A nonblocking (or neighborhood) instance: counted at its start, where
+  // its data leaves; the bytes it receives at its completion.
+  void on_start(const Event& e, ReplayContext& ctx) {
+    count(ctx, e.bytes, (e.flags & evflag::kCollReceives) != 0 ? 1 : 0, false);
+  }
+  void on_complete(const Event& e, ReplayContext& ctx) {
+    ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(e.bytes));
+  }
+  static void count(ReplayContext& ctx, std::uint64_t out, std::uint64_t in, bool bytes_in = true) {
     Metric m = Metric::syncs_coll;
     if (out > 0 && in > 0) {
       m = Metric::comms_cxch;
@@ -36,7 +48,7 @@ class CollectiveCounts final : public Pattern {
     }
     ctx.add_inclusive(m, 1.0);
     ctx.add_inclusive(Metric::bytes_cout, static_cast<double>(out));
-    ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(in));
+    if (bytes_in) ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(in));
   }
 };
 

@@ -19,6 +19,11 @@ std::unique_ptr<Pattern> make_early_reduce();
 std::unique_ptr<Pattern> make_early_scan();
 std::unique_ptr<Pattern> make_init_finalize();
 std::unique_ptr<Pattern> make_collective_counts();
+std::unique_ptr<Pattern> make_nb_barrier();
+std::unique_ptr<Pattern> make_nb_wait_nxn();
+std::unique_ptr<Pattern> make_nb_late_broadcast();
+std::unique_ptr<Pattern> make_nb_early_reduce();
+std::unique_ptr<Pattern> make_wait_neighbor();
 std::unique_ptr<Pattern> make_rma_wait_at_create();
 std::unique_ptr<Pattern> make_rma_wait_at_free();
 std::unique_ptr<Pattern> make_rma_wait_at_fence();
@@ -48,6 +53,11 @@ const std::vector<PatternEntry>& pattern_table() {
       {"mpi_earlyscan", "collective", make_early_scan},
       {"mpi_init_finalize", "collective", make_init_finalize},
       {"collective_counts", "collective", make_collective_counts},
+      {"mpi_barrier_wait_nb", "collective", make_nb_barrier},
+      {"mpi_wait_nxn_nb", "collective", make_nb_wait_nxn},
+      {"mpi_latebroadcast_nb", "collective", make_nb_late_broadcast},
+      {"mpi_earlyreduce_nb", "collective", make_nb_early_reduce},
+      {"mpi_wait_neighbor", "collective", make_wait_neighbor},
       {"mpi_rma_wait_at_create", "rma", make_rma_wait_at_create},
       {"mpi_rma_wait_at_free", "rma", make_rma_wait_at_free},
       {"mpi_rma_wait_at_fence", "rma", make_rma_wait_at_fence},

@@ -1,12 +1,11 @@
-/* Nonblocking and neighborhood collectives (issue 14 part 1: recorded as
- * time and visits; their analysis comes with the rest of issue 14).  2
+/* Nonblocking and neighborhood collectives, every one of them (issue 14;
+ * nb_late.c checks their wait states in detail).  2
  * ranks on a periodic line (MPI_Cart_create), so each is the other's
  * neighbour on both sides.  Every MPI-3.1 nonblocking collective the spec
  * did not wrap before, and the neighborhood ones, is called once and
  * completed by MPI_Wait; rank 0 sleeps 0.2 s before the first, so rank 1's
  * MPI_Wait of MPI_Iallgatherv holds at least 0.2 s (it needs rank 0's
- * data): MPI time, where it was computation while these calls were not
- * intercepted.  Each call's results are checked (exit code 3 if wrong). */
+ * data): MPI time, and a wait for rank 0's start (mpi_wait_nxn_nb).  Each call's results are checked (exit code 3 if wrong). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

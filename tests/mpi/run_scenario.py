@@ -272,8 +272,12 @@ def validate(result, clock_error=0.0):
              "mpi_finalize_wait", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_wait_at_fence",
              "mpi_rma_sync_late_post", "mpi_rma_early_wait", "mpi_rma_comm_late_post", "mpi_rma_sync_lock_competition",
              "mpi_rma_comm_lock_competition", "mpi_rma_wait_for_progress"]
+    # Waits at nonblocking and neighborhood collectives: pairs with a start.
+    nb_pairs = ["mpi_barrier_wait_nb", "mpi_wait_nxn_nb", "mpi_latebroadcast_nb", "mpi_earlyreduce_nb",
+                "mpi_wait_neighbor_nb", "mpi_wait_neighbor"]
+    waits += nb_pairs
     rma_pairs = ["mpi_rma_sync_late_post", "mpi_rma_comm_late_post", "mpi_rma_early_wait",
-                 "mpi_rma_sync_lock_competition", "mpi_rma_comm_lock_competition"]
+                 "mpi_rma_sync_lock_competition", "mpi_rma_comm_lock_competition"] + nb_pairs
     explainable = ["mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn", "mpi_latebroadcast",
                    "mpi_earlyreduce", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free",
                    "mpi_rma_wait_at_fence"] + rma_pairs

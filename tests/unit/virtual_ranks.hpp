@@ -52,6 +52,17 @@ class VRank {
     defs.comms.push_back(c);
     return static_cast<std::uint16_t>(defs.comms.size() - 1);
   }
+  // A communicator over all ranks with a process topology: the world ranks
+  // this rank receives from and sends to, in MPI's order (-1: MPI_PROC_NULL).
+  std::uint16_t add_topology(std::uint64_t gid, const std::vector<int>& sources, const std::vector<int>& destinations) {
+    std::vector<int> all;
+    for (int r = 0; r < defs.world_size; ++r) all.push_back(r);
+    const std::uint16_t id = add_comm(gid, all);
+    defs.comms[id].sources = sources;
+    defs.comms[id].destinations = destinations;
+    defs.comms[id].has_topology = true;
+    return id;
+  }
 
   // (`team_size`: of an OpenMP implicit task, as the OMPT tool records it.)
   void enter(double t, std::uint32_t region, std::int32_t team_size = 0, std::uint64_t team = 0,
@@ -122,6 +133,31 @@ class VRank {
     events.push_back(Event::collective_end(ns(t1), comm, root, out, in));
     leave(t1);
   }
+  // A nonblocking collective's start call (region e.g. MPI_Iallreduce) with
+  // request `req`; `out` bytes sent, and whether this rank receives data.
+  void istart(double t0, double t1, std::uint32_t region, std::uint32_t req, int root = -1, std::uint64_t out = 8,
+              bool receives = true, std::uint16_t comm = 0) {
+    enter(t0, region);
+    events.push_back(Event::message(EventKind::CollStart, ns(t1), comm, root, next_start(comm), out, req,
+                                    receives ? evflag::kCollReceives : 0));
+    leave(t1);
+  }
+  // The Wait*/Test* (`region`) that completes the collective requests `reqs`.
+  void icomplete(double t0, double t1, std::uint32_t region, const std::vector<std::uint32_t>& reqs,
+                 std::uint16_t comm = 0, std::uint64_t in = 8) {
+    enter(t0, region);
+    for (std::uint32_t r : reqs) events.push_back(Event::message(EventKind::CollComplete, ns(t1), comm, -1, 0, in, r));
+    leave(t1);
+  }
+  // A blocking neighborhood collective (its start and completion in one call).
+  void neighbor(double t0, double t1, std::uint32_t region, std::uint16_t comm, std::uint64_t out = 8,
+                std::uint64_t in = 8) {
+    enter(t0, region);
+    events.push_back(Event::message(EventKind::CollStart, ns(t1), comm, -1, next_start(comm), out, 0,
+                                    evflag::kCollReceives));
+    events.push_back(Event::message(EventKind::CollComplete, ns(t1), comm, -1, 0, in, 0));
+    leave(t1);
+  }
   // Ends the current epoch's window here (events before go to one epoch):
   // a synchronizing cut (right after a collective spanning all ranks), or a
   // requested one at time `t` (the same on every rank; place it between
@@ -171,6 +207,12 @@ class VRank {
     return *this;
   }
 
+  // The runtime's number of the next collective start on `comm`.
+  std::int32_t next_start(std::uint16_t comm) {
+    if (comm >= starts_.size()) starts_.resize(comm + 1u, 0);
+    return starts_[comm]++;
+  }
+
   analysis::Definitions defs;
   std::vector<Event> events;
   std::vector<std::vector<Event>> threads;  // locations 1, 2, ...
@@ -180,6 +222,7 @@ class VRank {
 
  private:
   int thread_ = 0;
+  std::vector<std::int32_t> starts_;
 };
 
 // Inclusive value of `m` summed over all call paths whose region is `region`

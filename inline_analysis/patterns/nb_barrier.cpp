@@ -1,0 +1,20 @@
+// mpi_barrier_wait_nb (MPI_Ibarrier): the Wait*/Test* that completed the
+// instance waited for the last member to start it (nb_view.hpp).
+#include "nb_view.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+class NbBarrier final : public Pattern {
+ public:
+  void subscribe(Dispatch&) override {}
+  void on_nb_collectives(ReplayContext& ctx) override {
+    charge_nb(ctx, CollKind::Barrier, Metric::mpi_barrier_wait_nb, DelayKind::Barrier);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pattern> make_nb_barrier() { return std::make_unique<NbBarrier>(); }
+
+}  // namespace onlinews::analysis

@@ -1,0 +1,21 @@
+// mpi_latebroadcast_nb (Ibcast, Iscatter(v)): on a receiving non-root, the
+// Wait*/Test* that completed the instance waited for the root to start it
+// (nb_view.hpp), if the root sends data.
+#include "nb_view.hpp"
+
+namespace onlinews::analysis {
+namespace {
+
+class NbLateBroadcast final : public Pattern {
+ public:
+  void subscribe(Dispatch&) override {}
+  void on_nb_collectives(ReplayContext& ctx) override {
+    charge_nb(ctx, CollKind::OneToN, Metric::mpi_latebroadcast_nb, DelayKind::OneToN);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pattern> make_nb_late_broadcast() { return std::make_unique<NbLateBroadcast>(); }
+
+}  // namespace onlinews::analysis
