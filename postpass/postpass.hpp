@@ -28,6 +28,9 @@ inline constexpr analysis::Metric kWaitStates[] = {
     analysis::Metric::mpi_rma_sync_late_post, analysis::Metric::mpi_rma_early_wait,
     analysis::Metric::mpi_rma_comm_late_post, analysis::Metric::mpi_rma_sync_lock_competition,
     analysis::Metric::mpi_rma_comm_lock_competition, analysis::Metric::mpi_rma_wait_for_progress,
+    analysis::Metric::mpi_barrier_wait_nb, analysis::Metric::mpi_wait_nxn_nb,
+    analysis::Metric::mpi_latebroadcast_nb, analysis::Metric::mpi_earlyreduce_nb,
+    analysis::Metric::mpi_wait_neighbor_nb, analysis::Metric::mpi_wait_neighbor,
 };
 // OpenMP: waits of threads for their team, and idle threads (not in
 // kWaitStates: the critical path's processing time keeps them).  The
