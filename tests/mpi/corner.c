@@ -10,7 +10,10 @@
  *   MPI_ERRORS_RETURN: a send to a rank that does not exist and a receive
  *   with a negative count return an error instead of aborting;
  *   MPI_ANY_SOURCE / MPI_ANY_TAG and a cancelled receive
- *   (MPI_Test_cancelled).
+ *   (MPI_Test_cancelled);
+ *   MPI_Request_free of an active MPI_Isend (the message still arrives:
+ *   rank 1 receives 11 after the barrier that follows) and of an inactive
+ *   persistent request.
  * onlinews counts the bytes of MPI_Sendrecv: 0 + 24 sent and received per
  * rank. */
 #include <mpi.h>
@@ -50,6 +53,12 @@ int main(int argc, char** argv) {
   else { MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st); if (st.MPI_SOURCE != 0 || st.MPI_TAG != 7) bad |= 128; }
   MPI_Irecv(&x, 1, MPI_INT, peer, 99, MPI_COMM_WORLD, &r); MPI_Cancel(&r); MPI_Wait(&r, &st);
   int c = 0; MPI_Test_cancelled(&st, &c); if (!c) bad |= 256;
+  /* MPI_Request_free: an active send request, an inactive persistent one */
+  static int eleven = 11;
+  if (rank == 0) { MPI_Isend(&eleven, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r); MPI_Request_free(&r); if (r != MPI_REQUEST_NULL) bad |= 512; }
+  MPI_Send_init(&x, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, &r); MPI_Request_free(&r); if (r != MPI_REQUEST_NULL) bad |= 1024;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) { MPI_Recv(&x, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, &st); if (x != 11) bad |= 2048; }
   MPI_Barrier(MPI_COMM_WORLD);
   printf("rank %d corner cases: %s (%d)\n", rank, bad ? "WRONG" : "as without onlinews", bad);
   MPI_Finalize();

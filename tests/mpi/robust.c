@@ -8,6 +8,10 @@
  *              waits 10 ms per barrier) and MPI_Barrier; after K iterations
  *              rank 0 kills itself with SIGKILL (between two MPI calls, so
  *              never inside the tool's output).  sigkill.py checks the file.
+ *   abort K    the same, but rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7) after
+ *              K iterations (rank 0 is then in the barrier or an epoch's
+ *              replay: it must not be left hanging);
+ *   segv K     the same, but rank 1 dies of SIGSEGV after K iterations.
  *   plain      the late-sender pair of late_sender_chain.c, once: rank 1
  *              waits 0.3 s for rank 0 (used with bad settings).
  */
@@ -31,10 +35,12 @@ int main(int argc, char** argv) {
     }
     MPI_Sendrecv_replace(&x, 1, MPI_INT, (rank + 1) % size, 0, (rank + size - 1) % size, 0, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
-  } else if (strcmp(mode, "kill") == 0) {
+  } else if (strcmp(mode, "kill") == 0 || strcmp(mode, "abort") == 0 || strcmp(mode, "segv") == 0) {
     const int k = argc > 2 ? atoi(argv[2]) : 30;
     for (int i = 0; i < 40; ++i) {
-      if (rank == 0 && i == k) raise(SIGKILL);
+      if (i == k && rank == 0 && mode[0] == 'k') raise(SIGKILL);
+      if (i == k && rank == 1 && mode[0] == 'a') MPI_Abort(MPI_COMM_WORLD, 7);
+      if (i == k && rank == 1 && mode[0] == 's') raise(SIGSEGV);
       region_sleep("work", rank == 1 ? 0.030 : 0.020);
       MPI_Barrier(MPI_COMM_WORLD);
     }

@@ -2,7 +2,10 @@
 """A job killed with SIGKILL between epochs leaves a valid file (issue 7):
 robust.c kill 30 runs 40 iterations of (sleep 20 ms, rank 1 30 ms; barrier)
 on 2 ranks with ONLINEWS_EPOCH_SECONDS=0 (a cut at every barrier), and rank
-0 kills itself after 30 of them.  Expected: mpiexec fails; h5py opens the
+0 kills itself after 30 of them.  --mode abort: rank 1 calls MPI_Abort
+instead; --mode segv: rank 1 dies of SIGSEGV (issue 12: the other rank,
+in a barrier or an epoch's replay, is not left hanging: the job ends
+within the time limit).  Expected: mpiexec fails; h5py opens the
 file; it is marked incomplete (complete == 0); /epochs/table holds the
 epochs finished before the kill: at least 2 of the 30 cut (the analysis
 advances at the application's MPI calls, here one every 20-30 ms, and an
@@ -24,13 +27,14 @@ from run_scenario import Checks, launch, mpi_env, script_args  # noqa: E402
 
 def main():
     ap = script_args()
+    ap.add_argument("--mode", choices=["kill", "abort", "segv"], default="kill")
     args = ap.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     out = work / "sigkill.h5"
     for f in work.glob("sigkill*"):
         f.unlink()
-    cmd = launch(args.mpiexec, 2) + [str(Path(args.exe).resolve()), "kill", "30"]
+    cmd = launch(args.mpiexec, 2) + [str(Path(args.exe).resolve()), args.mode, "30"]
     print("$ ONLINEWS_EPOCH_SECONDS=0 " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS="0"), cwd=work,
                        capture_output=True, text=True, timeout=120)
