@@ -83,8 +83,19 @@ std::vector<std::pair<std::string, double>> live_totals(const std::vector<double
 void open_output(State& s) {
   int ok = 0;
   if (s.rank == 0) {
-    const std::string wanted =
+    std::string wanted =
         s.cfg.output.empty() ? "onlinews_" + s.exe + "_" + std::to_string(s.size) + ".h5" : s.cfg.output;
+    // Processes started by MPI_Comm_spawn are a job of their own, analyzed
+    // on their own: their file is named apart from the parent job's (which
+    // keeps the name asked for, whichever job opens its file first).
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) {
+      const auto dot = wanted.rfind(".h5");
+      wanted = (dot != std::string::npos && dot + 3 == wanted.size() ? wanted.substr(0, dot) : wanted) + ".spawned.h5";
+      log_warning("this job was started by MPI_Comm_spawn: it is analyzed on its own (its calls on the parent "
+                  "inter-communicator as time only), results in '" + wanted + "' or the next free name");
+    }
     std::string path = free_name(wanted);
     if (path != wanted && !path.empty()) {
       log_warning("'" + wanted + "' exists and is never overwritten; writing '" + path + "' instead");
