@@ -3,7 +3,44 @@
 #include <cstring>
 #include <string>
 
+#include "definitions.hpp"
+
 namespace onlinews::analysis {
+
+Metric time_category(const RegionDef* r) {
+  if (r == nullptr) return Metric::comp;
+  switch (r->kind) {
+    case RegionKind::Tool:
+      return Metric::onlinews_overhead;
+    case RegionKind::Mpi:
+      switch (r->group) {
+        case MpiGroup::P2P: return Metric::mpi_point2point;
+        case MpiGroup::Collective: return Metric::mpi_collective;
+        case MpiGroup::Barrier: return Metric::mpi_sync_collective;
+        case MpiGroup::InitExit: return Metric::mpi_init_exit;
+        case MpiGroup::CommMgmt: return Metric::mpi_mgmt_comm;
+        case MpiGroup::WinMgmt: return Metric::mpi_mgmt_win;
+        case MpiGroup::RmaActive: return Metric::mpi_rma_sync_active;
+        case MpiGroup::RmaPassive: return Metric::mpi_rma_sync_passive;
+        case MpiGroup::RmaComm: return Metric::mpi_rma_communication;
+        default: return Metric::mpi;
+      }
+    case RegionKind::Omp:
+      switch (r->omp) {
+        case OmpGroup::Management: return Metric::omp_management;
+        case OmpGroup::Synchronization: return Metric::omp_synchronization;
+        case OmpGroup::ImplicitBarrier: return Metric::omp_ibarrier;
+        case OmpGroup::ExplicitBarrier: return Metric::omp_ebarrier;
+        case OmpGroup::Wait: return Metric::omp_synchronization;  // (in a barrier: category_of)
+        case OmpGroup::LockWait: return Metric::omp_lock_contention_api;
+        case OmpGroup::LockApi: return Metric::omp_lock_api;
+        default: return Metric::comp;
+      }
+    default:
+      return Metric::comp;
+  }
+}
+
 namespace {
 
 // Parent indices are resolved from the names at static-init time; the

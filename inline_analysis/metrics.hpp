@@ -6,6 +6,8 @@
 
 namespace onlinews::analysis {
 
+struct RegionDef;
+
 enum class Metric : std::uint16_t {
 #define ONLINEWS_METRIC(id, parent, unit, display, desc) id,
 #include "metrics.def"
@@ -36,5 +38,9 @@ void to_exclusive(double* values, std::size_t stride);
 // The reverse, for one value per metric: inclusive(m) = exclusive(m) + sum
 // of inclusive(children of m).
 void to_inclusive(double* values);
+
+// The time metric a region's exclusive time belongs to: comp, an MPI or
+// OpenMP category, or onlinews_overhead (nullptr: comp).
+Metric time_category(const RegionDef* r);
 
 }  // namespace onlinews::analysis

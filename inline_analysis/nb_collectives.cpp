@@ -216,6 +216,7 @@ Task<> Analyzer::Impl::reduce_nb(Transport& t, bool neighbor_exchange) {
     const CommDef* c = defs.comm(s.comm);
     bool ready = s.completion.at.valid() && c != nullptr;
     NbCollectiveResult r;
+    std::int64_t cause = INT64_MIN;  // the start it waited for (none)
     if (ready && s.kind == CollKind::Neighbor) {
       // (Every source's start must have come, also after a Test*: else it
       // would arrive for an instance that is gone.)
@@ -225,36 +226,36 @@ Task<> Analyzer::Impl::reduce_nb(Transport& t, bool neighbor_exchange) {
       ready = count >= static_cast<int>(sources.size());
       if (ready && a != nb_arrived.end()) {
         if (!s.by_test) {
-          r.cause = a->second.latest;
+          cause = a->second.latest;
           r.cause_at = a->second.at;
         }
         nb_arrived.erase(a);
       }
     } else if (ready) {
-      ready = s.reduced || c->size == 1;
+      ready = s.reduced;
       const CollRecord& all = s.all;
       // (Every member's start known: the presence flag stayed 1.)
-      if (ready && c->size > 1 && all.min_leave == 1 && !s.by_test) {
+      if (ready && all.min_leave == 1 && !s.by_test) {
         switch (s.kind) {
           case CollKind::Barrier:
-            r.cause = all.max_enter;
+            cause = all.max_enter;
             r.cause_at = unpack(all.max_enter_rank, all.max_enter_at);
             break;
           case CollKind::NxN:  // (a member that moves no data is not analyzed, as for blocking ones)
             if (s.sends || s.receives) {
-              r.cause = all.max_enter;
+              cause = all.max_enter;
               r.cause_at = unpack(all.max_enter_rank, all.max_enter_at);
             }
             break;
           case CollKind::OneToN:  // a receiving non-root waits for the root to start sending
             if (!s.root && s.receives && all.root_bytes > 0) {
-              r.cause = all.root_enter;
+              cause = all.root_enter;
               r.cause_at = unpack(c->world_rank_of(s.root_rank), all.root_at);
             }
             break;
           case CollKind::NToOne:  // a receiving root waits for the latest sender
             if (s.root && all.root_bytes > 0) {
-              r.cause = all.max_sender_enter;
+              cause = all.max_sender_enter;
               r.cause_at = unpack(all.max_sender_rank, all.max_sender_at);
             }
             break;
@@ -268,16 +269,15 @@ Task<> Analyzer::Impl::reduce_nb(Transport& t, bool neighbor_exchange) {
       continue;
     }
     r.location = s.location;
-    r.comm = s.comm;
     r.kind = s.kind;
-    r.root = s.root;
     r.blocking = s.blocking;
-    r.start = s.start;
     r.completion = s.completion;
+    // (The whole wait for now; shared out per call below.)
+    r.wait = cause == INT64_MIN ? 0.0 : std::max(0.0, secs(std::min(cause, s.completion.leave) - s.completion.enter));
     nb_results.push_back(r);
     it = nb_open.erase(it);
   }
-  // A call that completed several instances waited for the latest cause:
+  // A call that completed several instances waited for the latest start:
   // that instance gets the call's wait, less what an instance of it that
   // became ready in an earlier epoch was charged already.
   using CallKey = std::tuple<int, std::int64_t, std::uint32_t>;
@@ -288,21 +288,18 @@ Task<> Analyzer::Impl::reduce_nb(Transport& t, bool neighbor_exchange) {
   std::vector<std::size_t> by_call(nb_results.size());
   for (std::size_t i = 0; i < by_call.size(); ++i) by_call[i] = i;
   std::sort(by_call.begin(), by_call.end(), [&](std::size_t a, std::size_t b) {
-    return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : nb_results[a].cause > nb_results[b].cause;
+    return call_of(a) != call_of(b) ? call_of(a) < call_of(b) : nb_results[a].wait > nb_results[b].wait;
   });
   for (std::size_t k = 0; k < by_call.size(); ++k) {
     NbCollectiveResult& r = nb_results[by_call[k]];
     if (k > 0 && call_of(by_call[k]) == call_of(by_call[k - 1])) {
-      r.latest_in_call = false;
+      r.wait = 0;
       continue;
     }
-    const auto key = call_of(by_call[k]);
-    const double wait = r.cause == INT64_MIN
-                            ? 0.0
-                            : std::max(0.0, secs(std::min(r.cause, r.completion.leave) - r.completion.enter));
-    auto [at, fresh] = nb_charged.try_emplace(key, 0.0);
-    r.charged_before = at->second;
-    at->second = std::max(at->second, wait);
+    double& charged = nb_charged[call_of(by_call[k])];
+    const double whole = r.wait;
+    r.wait = std::max(0.0, whole - charged);
+    charged = std::max(charged, whole);
   }
   // Calls with no instance left open are done.
   std::set<CallKey> open_calls;

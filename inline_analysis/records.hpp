@@ -159,22 +159,19 @@ struct CallRef {
 // the patterns (Pattern::on_nb_collectives).
 struct NbCollectiveResult {
   int location = 0;  // the thread that completed it
-  std::uint16_t comm = 0;
   CollKind kind = CollKind::None;
-  bool root = false;      // this rank is the instance's root
   bool blocking = false;  // a blocking neighborhood call: start and completion are that call
-  CallRef start, completion;
-  // The start this rank's completion depends on (by kind: the latest
+  CallRef completion;
+  // The start this rank's completion waited for (by kind: the latest
   // member's, the root's, the latest sender's, the latest source
-  // neighbor's; INT64_MIN: none) and that start call.
-  std::int64_t cause = INT64_MIN;
+  // neighbor's) and how long, seconds:
+  //   max(0, min(that start's enter, completion leave) - completion enter),
+  // less what this call was charged already.  A call that completed several
+  // instances waited for the latest of their starts: that instance gets
+  // the wait, the others 0 (their waits lie within it), also when they
+  // became ready in different epochs.
   EventRef cause_at;
-  // A call that completed several instances waited for the latest of their
-  // causes: only that instance's wait is its own (the others lie within it).
-  bool latest_in_call = true;
-  // ... and of that wait, the seconds an instance of the same call that
-  // became ready in an earlier epoch was charged already.
-  double charged_before = 0;
+  double wait = 0;
 };
 
 // A neighborhood collective's start, sent to the neighbors that receive

@@ -350,15 +350,12 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     for (auto& p : m.patterns) p->on_walks_done(ctx);
   }
   {
-    ReplayContext::Sources rma = src;
-    rma.rma = &m.rma_results;
-    ReplayContext ctx(rma);
+    // What the exchanges with partners completed in this epoch.
+    ReplayContext::Sources done = src;
+    done.rma = &m.rma_results;
+    done.nbc = &m.nb_results;
+    ReplayContext ctx(done);
     for (auto& p : m.patterns) p->on_rma_epochs(ctx);
-  }
-  {
-    ReplayContext::Sources nbc = src;
-    nbc.nbc = &m.nb_results;
-    ReplayContext ctx(nbc);
     for (auto& p : m.patterns) p->on_nb_collectives(ctx);
   }
   if (!m.comm_patterns.empty() && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {

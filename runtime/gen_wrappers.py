@@ -231,10 +231,11 @@ def gen_wrapper(f):
 # has no Fortran wrapper (its calls reach MPI unseen).
 HANDLES = {"MPI_Comm": "Comm", "MPI_Datatype": "Type", "MPI_Group": "Group", "MPI_Info": "Info",
            "MPI_Op": "Op", "MPI_Win": "Win", "MPI_Request": "Request", "MPI_Message": "Message"}
-# Alltoallw: its type arrays are as long as the communicator; Win_allocate*:
-# the base pointer is a Fortran C_PTR or address integer; Comm_idup: the new
-# handle appears at completion; Dist_graph_*: MPI_UNWEIGHTED sentinels.
-FORTRAN_SKIP = {"MPI_Alltoallw", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Comm_idup",
+# (Datatype arrays, of the *alltoallw functions, are not converted: they are
+# as long as the communicator or the neighborhood.)  Win_allocate*: the base
+# pointer is a Fortran C_PTR or address integer; Comm_idup: the new handle
+# appears at completion; Dist_graph_*: MPI_UNWEIGHTED sentinels.
+FORTRAN_SKIP = {"MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Comm_idup",
                 "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent"}
 
 
@@ -244,7 +245,6 @@ def fortran_wrapper(f):
     if f.name in FORTRAN_SKIP:
         return None
     fparams, pre, cargs, post = [], [], [], []
-    outcount = None
     n = f.role("n")
     for p in f.params:
         t, name = p.type + p.suffix, p.name
@@ -283,11 +283,9 @@ def fortran_wrapper(f):
             cargs.append(f"&c_{name}")
             conv = {"flag": f"f::logical(c_{name})", "index": f"f::index(c_{name})"}.get(p.role, f"c_{name}")
             post.append(f"  *{name} = {conv};\n")
-            if p.role == "outcount":
-                outcount = f"c_{name}"
-        elif t == "int[]" and p.role == "indices":
+        elif t == "int[]" and p.role == "indices":  # (after its outcount: Waitsome, Testsome)
             cargs.append(name)
-            post.append(f"  f::indices_out({name}, @OUTCOUNT@);\n")
+            post.append(f"  f::indices_out({name}, c_{f.role('outcount').name});\n")
         elif t == "const int[]":
             cargs.append(name)
         elif t == "int[][3]":
@@ -295,7 +293,6 @@ def fortran_wrapper(f):
         else:
             return None
     fparams.append("MPI_Fint* ierr")
-    post = [x.replace("@OUTCOUNT@", outcount or "0") for x in post]
     plist = ", ".join(fparams)
     # (extern "C" for the aliases below; local to the library: exports.map.)
     body = [f'extern "C" void ow_fortran_{f.name}({plist}) {{\n', "  namespace f = ::onlinews::rt::fortran;\n"]

@@ -153,8 +153,7 @@ void post_icoll(Call& c, int rc) {
     } else {
       SharedGuard guard;
       RequestInfo& r = s->requests.add(*c.request, c.comm_id, RequestInfo::kColl, 0, root, 0, in);
-      r.active = true;
-      ++s->comms.rec(r.comm).open_requests;
+      activate(*s, r);
       record(Event::message(EventKind::CollStart, raw_now(), c.comm_id, root, number, out, r.id, flags));
     }
   }

@@ -21,8 +21,8 @@ void post_comm_new(Call& c, int rc) {
     ToolScope tool;
     const int id = s->comms.add(*c.newcomm, s->cuts->known());
     if (id != kUnknownComm) {
-      note_topology(*s, *c.newcomm, id);
       s->comms.note_neighbors(*c.newcomm, id);
+      note_topology(*s, *c.newcomm, id);  // (its graph neighbors are those just noted)
     }
   }
   record_leave(raw_now());

@@ -1,7 +1,6 @@
 // Helpers shared by the hook files (internal to runtime/).
 #pragma once
 #include "hooks.hpp"
-#include "sampling.hpp"
 #include "shared_guard.hpp"
 #include "state.hpp"
 
@@ -60,6 +59,13 @@ inline std::uint64_t type_bytes(int count, MPI_Datatype t) {
   return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size > 0 ? size : 0);
 }
 
+// A tracked request becomes active: its communicator keeps one more open
+// request (a freed communicator is released only once none is left).
+inline void activate(State& s, RequestInfo& r) {
+  r.active = true;
+  ++s.comms.rec(r.comm).open_requests;
+}
+
 inline std::int32_t norm_source(int src) { return src == MPI_ANY_SOURCE ? kAnySource : src; }
 inline std::int32_t norm_tag(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
@@ -75,14 +81,14 @@ inline std::uint64_t message_key(MPI_Message m) {
 // (see ThreadBuffer::defer_leave).
 inline void poll_begin(Call& c) {
   c.t_enter = entry_time(c.caller, c.region);
-  if (sampling_on() && t_buffer != nullptr) t_buffer->set_poll_since(c.t_enter);
+  if (t_buffer != nullptr) t_buffer->set_poll_since(c.t_enter);  // (read only while sampling)
 }
 // A poll that found something: its events and call_leave() follow.  After
 // unsuccessful polls of the same call it ends their visit (a polling loop is
 // one visit, so a probe's Late Sender counts from the loop's start).
 inline void poll_found(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
-  if (b != nullptr && sampling_on()) b->set_poll_since(0);
+  if (b != nullptr) b->set_poll_since(0);
   if (b != nullptr && b->polling(c.region, c.caller)) {
     b->resume_poll();
     return;
@@ -92,7 +98,7 @@ inline void poll_found(Call& c) {
 inline void poll_nothing(Call& c) {
   ThreadBuffer* b = t_buffer != nullptr ? t_buffer : attach_thread();
   if (b == nullptr) return;
-  if (sampling_on()) b->set_poll_since(0);
+  b->set_poll_since(0);
   const std::uint64_t t = raw_now();
   if (b->polling(c.region, c.caller)) {
     b->extend_poll(t);

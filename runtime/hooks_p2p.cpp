@@ -54,8 +54,7 @@ namespace {
 // started): SendRequest or RecvRequest with the request's envelope.
 void start_request(State& s, RequestInfo& r, std::uint64_t t) {
   if (r.active) return;
-  r.active = true;
-  ++s.comms.rec(r.comm).open_requests;
+  activate(s, r);
   const EventKind k = r.kind == RequestInfo::kSend ? EventKind::SendRequest : EventKind::RecvRequest;
   record(Event::message(k, t, r.comm, r.peer, r.tag, r.bytes, r.id, r.flags));
 }

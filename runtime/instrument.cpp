@@ -69,12 +69,6 @@ std::unordered_map<const void*, std::uint32_t>* g_regions = nullptr;  // by func
 
 }  // namespace
 
-bool pause_instrumentation(bool paused) {
-  const bool was = t_calls.busy;
-  t_calls.busy = paused;
-  return was;
-}
-
 }  // namespace onlinews::rt
 
 extern "C" {

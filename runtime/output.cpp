@@ -30,11 +30,16 @@ std::vector<io::MetricDef> metric_defs() {
   return v;
 }
 
+// run.h5 -> run (other names as they are).
+std::string h5_stem(const std::string& path) {
+  const auto dot = path.rfind(".h5");
+  return dot != std::string::npos && dot + 3 == path.size() ? path.substr(0, dot) : path;
+}
+
 // Next free name: run.h5 -> run.1.h5, run.2.h5, ...
 std::string free_name(const std::string& path) {
   if (!exists(path)) return path;
-  const auto dot = path.rfind(".h5");
-  const std::string stem = (dot != std::string::npos && dot + 3 == path.size()) ? path.substr(0, dot) : path;
+  const std::string stem = h5_stem(path);
   for (int i = 1; i < 10000; ++i) {
     const std::string p = stem + "." + std::to_string(i) + ".h5";
     if (!exists(p)) return p;
@@ -91,8 +96,7 @@ void open_output(State& s) {
     MPI_Comm parent = MPI_COMM_NULL;
     PMPI_Comm_get_parent(&parent);
     if (parent != MPI_COMM_NULL) {
-      const auto dot = wanted.rfind(".h5");
-      wanted = (dot != std::string::npos && dot + 3 == wanted.size() ? wanted.substr(0, dot) : wanted) + ".spawned.h5";
+      wanted = h5_stem(wanted) + ".spawned.h5";
       log_warning("this job was started by MPI_Comm_spawn: it is analyzed on its own (its calls on the parent "
                   "inter-communicator as time only), results in '" + wanted + "' or the next free name");
     }

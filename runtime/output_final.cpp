@@ -61,11 +61,12 @@ void finish_output(State& s) {
   // Sums: [0] calls on untracked communicators, [1] unsuccessful polls
   // folded into visits, [2] calls of threads that are not analyzed (time
   // only), [3] ranks with an analysis thread, [4] nested OpenMP teams, [5]
-  // OpenMP loop chunks dispatched; [6] most mixed communicators on one rank
-  // (a maximum).
-  unsigned long long counts[7] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
-                                  s.analysis_thread ? 1ULL : 0ULL, 0, 0, 0},
-                     sums[7] = {};
+  // OpenMP loop chunks dispatched; ONLINEWS_SAMPLING: [6] samples placed in
+  // computation, [7] outside it, [8] late, [9] lost in full rings, [10]
+  // threads without a timer, [11] ranks that sampled.
+  unsigned long long counts[12] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
+                                   s.analysis_thread ? 1ULL : 0ULL},
+                     sums[12] = {};
 #if ONLINEWS_HAVE_OMPT
   counts[4] = ompt::nested_teams();
 #endif
@@ -76,26 +77,22 @@ void finish_output(State& s) {
       counts[5] += b->dispatched_chunks();
     }
   }
-  PMPI_Allreduce(counts, sums, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
-  counts[6] = static_cast<unsigned long long>(s.mixed_comms);
-  PMPI_Allreduce(&counts[6], &sums[6], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
-  const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
-                           helper_ranks = sums[3], nested_teams = sums[4], omp_chunks = sums[5],
-                           mixed_comms = sums[6];
-  // ONLINEWS_SAMPLING: [0] samples placed in computation, [1] outside it,
-  // [2] late, [3] lost in full rings, [4] threads without a timer, [5]
-  // ranks that sampled.
-  unsigned long long samples[6] = {}, all_samples[6] = {};
   if (s.cfg.sampling > 0) {
     const Pipeline::SampleCounts sc = s.pipeline->sample_counts();
-    samples[0] = sc.placed;
-    samples[1] = sc.outside;
-    samples[2] = sc.late;
-    samples[3] = samples_lost();
-    samples[4] = sampling_failed_threads();
-    samples[5] = sampling_started() ? 1 : 0;
-    PMPI_Allreduce(samples, all_samples, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+    counts[6] = sc.placed;
+    counts[7] = sc.outside;
+    counts[8] = sc.late;
+    counts[9] = samples_lost();
+    counts[10] = sampling_failed_threads();
+    counts[11] = sampling_started() ? 1 : 0;
   }
+  PMPI_Allreduce(counts, sums, 12, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
+                           helper_ranks = sums[3], nested_teams = sums[4], omp_chunks = sums[5];
+  const unsigned long long* all_samples = sums + 6;
+  // The most mixed communicators on one rank.
+  unsigned long long mixed = static_cast<unsigned long long>(s.mixed_comms), mixed_comms = 0;
+  PMPI_Allreduce(&mixed, &mixed_comms, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.tool_world);
   const bool sampling_on_any = all_samples[5] > 0;
   // The analysis's local work run by analysis threads, summed over ranks.
   double helper_seconds = s.transport->scheduler().helper_seconds(), all_helper_seconds = 0;

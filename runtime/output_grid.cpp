@@ -93,24 +93,8 @@ void note_topology(State& s, MPI_Comm comm, int id) {
     s.topology.periods.assign(periods.begin(), periods.end());
     s.my_coords.assign(coords.begin(), coords.end());
   } else if ((kind == MPI_GRAPH || kind == MPI_DIST_GRAPH) && s.topology.graph_kind.empty()) {
-    std::vector<int> out;
-    if (kind == MPI_GRAPH) {
-      int n = 0;
-      PMPI_Graph_neighbors_count(comm, def->my_rank, &n);
-      out.resize(static_cast<std::size_t>(n));
-      if (n > 0) PMPI_Graph_neighbors(comm, def->my_rank, n, out.data());
-    } else {
-      int indeg = 0, outdeg = 0, weighted = 0;
-      PMPI_Dist_graph_neighbors_count(comm, &indeg, &outdeg, &weighted);
-      std::vector<int> in(static_cast<std::size_t>(indeg)), inw(static_cast<std::size_t>(indeg)),
-          outw(static_cast<std::size_t>(outdeg));
-      out.resize(static_cast<std::size_t>(outdeg));
-      PMPI_Dist_graph_neighbors(comm, indeg, in.data(), weighted ? inw.data() : MPI_UNWEIGHTED, outdeg,
-                                out.data(), weighted ? outw.data() : MPI_UNWEIGHTED);
-    }
     s.topology.graph_kind = kind == MPI_GRAPH ? "graph" : "dist_graph";
-    s.graph_out.clear();
-    for (int r : out) s.graph_out.push_back(def->world_rank_of(r));
+    s.graph_out = def->destinations;  // (world ranks: CommRegistry::note_neighbors read them)
   }
 }
 

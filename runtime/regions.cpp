@@ -19,22 +19,16 @@ std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root =
 std::uint32_t g_omp_first = 0;  // OmpConstruct c is region g_omp_first + c
 std::vector<analysis::CollKind> g_mpi_coll;  // by MPI region id (set by init_regions)
 
-// A lock of the registry.  While this thread holds it, its
-// -finstrument-functions hooks only keep their depth: instrumented code
-// run inside it (a signal handler) would otherwise wait for the lock this
-// thread holds (instrument.cpp).
+// A lock of the registry, inside a ToolScope: while this thread holds it,
+// recording() is false, so its -finstrument-functions hooks only keep their
+// depth: instrumented code run inside it (a signal handler) would otherwise
+// wait for the lock this thread holds (instrument.cpp).
 class RegistryLock {
  public:
-  explicit RegistryLock(std::mutex& mu) : was_(pause_instrumentation(true)), lock_(mu) {}
-  ~RegistryLock() {
-    lock_.unlock();
-    pause_instrumentation(was_);
-  }
-  RegistryLock(const RegistryLock&) = delete;
-  RegistryLock& operator=(const RegistryLock&) = delete;
+  explicit RegistryLock(std::mutex& mu) : lock_(mu) {}
 
  private:
-  bool was_;
+  ToolScope tool_;  // (first: taken before the lock, released after it)
   std::unique_lock<std::mutex> lock_;
 };
 
@@ -130,16 +124,10 @@ std::uint32_t sampled_region(const std::string& name) {
 bool region_computes(std::uint32_t id) {
   RegistryLock lock(g_mu);
   if (id >= g_all.size()) return false;
+  // Computation as the time categories count it; an idle worker thread's
+  // region is its waiting.
   const analysis::RegionDef& r = g_all[id];
-  using analysis::OmpGroup;
-  using analysis::RegionKind;
-  switch (r.kind) {
-    case RegionKind::Root:
-    case RegionKind::User:
-    case RegionKind::Sampled: return true;
-    case RegionKind::Omp: return r.omp == OmpGroup::Team || r.omp == OmpGroup::Work || r.omp == OmpGroup::Critical;
-    default: return false;
-  }
+  return analysis::time_category(&r) == analysis::Metric::comp && r.omp != analysis::OmpGroup::Idle;
 }
 
 analysis::CollKind mpi_coll_kind(std::uint32_t id) {

@@ -50,10 +50,6 @@ inline void record_enter(std::uint64_t t, std::uint32_t region, std::int32_t tea
 }
 inline void record_leave(std::uint64_t t) { record(Event::leave(t)); }
 
-// instrument.cpp: while `paused`, this thread's -finstrument-functions
-// hooks record nothing (they keep their depth); returns the previous state.
-bool pause_instrumentation(bool paused);
-
 // The executable segment of the loaded object that contains `addr` (0, 0
 // if unknown): libhdf5's (progress.cpp), onlinews' own (sampling.cpp).
 struct TextRange {

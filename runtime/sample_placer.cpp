@@ -33,7 +33,7 @@ std::size_t SamplePlacer::place_before(std::vector<Event>& events, std::uint64_t
   for (; h < held_.size(); ++h) {
     const Sample s{names.to_ns(held_[h].time), held_[h].pc};
     if (s.time >= limit) break;
-    if (s.time < bound_ || s.time < floor_ || (any && s.time < v.last)) {
+    if (s.time < bound_ || (any && s.time < v.last)) {
       ++late_;
       continue;
     }
@@ -70,10 +70,10 @@ void SamplePlacer::place(std::vector<Event>& events, std::size_t first, const st
     return;
   }
   // The new events again, with the samples in front of each.
-  const std::vector<Event> added(events.begin() + static_cast<std::ptrdiff_t>(first), events.end());
+  added_.assign(events.begin() + static_cast<std::ptrdiff_t>(first), events.end());
   events.resize(first);
   std::size_t h = 0;
-  for (const Event& e : added) {
+  for (const Event& e : added_) {
     h = place_before(events, e.time, h, names);
     events.push_back(e);
     track(e, names);
@@ -88,8 +88,7 @@ void SamplePlacer::flush(std::vector<Event>& events, std::uint64_t t, std::uint6
     ++h;
   }
   held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(h));
-  floor_ = std::max(floor_, t);
-  bound_ = std::max(bound_, t);
+  bound_ = std::max(bound_, t);  // (also the window's end: nothing is placed before it again)
 }
 
 }  // namespace onlinews::rt

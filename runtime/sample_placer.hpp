@@ -84,8 +84,8 @@ class SamplePlacer {
   std::uint64_t half_;
   std::vector<std::uint8_t> open_;  // per open region, innermost last: is it computation?
   std::vector<Sample> held_;        // not placed yet, in time order
-  std::uint64_t bound_ = 0;         // latest event or placed span's end of the stream
-  std::uint64_t floor_ = 0;         // latest window end flushed
+  std::vector<Event> added_;        // place(): the batch's events (kept: no allocation per batch)
+  std::uint64_t bound_ = 0;         // latest event, placed span end or flushed window end of the stream
   std::uint64_t placed_ = 0, outside_ = 0, late_ = 0;
 };
 

@@ -27,28 +27,25 @@ class CollectiveCounts final : public Pattern {
       default:
         break;
     }
-    count(ctx, e.bytes_out(), e.bytes_in());
+    count(ctx, e.bytes_out() > 0, e.bytes_in() > 0);
+    ctx.add_inclusive(Metric::bytes_cout, static_cast<double>(e.bytes_out()));
+    ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(e.bytes_in()));
   }
   // A nonblocking (or neighborhood) instance: counted at its start, where
   // its data leaves; the bytes it receives at its completion.
   void on_start(const Event& e, ReplayContext& ctx) {
-    count(ctx, e.bytes, (e.flags & evflag::kCollReceives) != 0 ? 1 : 0, false);
+    count(ctx, e.bytes > 0, (e.flags & evflag::kCollReceives) != 0);
+    ctx.add_inclusive(Metric::bytes_cout, static_cast<double>(e.bytes));
   }
   void on_complete(const Event& e, ReplayContext& ctx) {
     ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(e.bytes));
   }
-  static void count(ReplayContext& ctx, std::uint64_t out, std::uint64_t in, bool bytes_in = true) {
-    Metric m = Metric::syncs_coll;
-    if (out > 0 && in > 0) {
-      m = Metric::comms_cxch;
-    } else if (out > 0) {
-      m = Metric::comms_csrc;
-    } else if (in > 0) {
-      m = Metric::comms_cdst;
-    }
-    ctx.add_inclusive(m, 1.0);
-    ctx.add_inclusive(Metric::bytes_cout, static_cast<double>(out));
-    if (bytes_in) ctx.add_inclusive(Metric::bytes_cin, static_cast<double>(in));
+  static void count(ReplayContext& ctx, bool sends, bool receives) {
+    ctx.add_inclusive(sends && receives ? Metric::comms_cxch
+                      : sends           ? Metric::comms_csrc
+                      : receives        ? Metric::comms_cdst
+                                        : Metric::syncs_coll,
+                      1.0);
   }
 };
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tools" / "python"))
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run_scenario import launch, mpi_env, near, preloaded_script  # noqa: E402
+from run_scenario import launch, mpi_env, near, preload, preloaded_script  # noqa: E402
 
 SOURCE = HERE / "callsites.cpp"
 EARLY, LATE = "app::recv_early(double*)", "app::recv_late(double*)"
@@ -39,7 +39,7 @@ def marked_line(marker):
 def run(args, work, name, **env):
     out = work / f"{name}.h5"
     out.unlink(missing_ok=True)
-    cmd = launch(args.mpiexec, 2) + ["-x", "LD_PRELOAD=" + args.lib, args.exe]
+    cmd = launch(args.mpiexec, 2) + preload(args.mpiexec, args.lib) + [args.exe]
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), **env), cwd=work, capture_output=True,
                        text=True, timeout=120)
     if p.returncode != 0:

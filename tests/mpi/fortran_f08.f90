@@ -1,5 +1,5 @@
 ! fortran_p2p.F90 in mpi_f08 (same phases, same expectations:
-! fortran_f08.expect); ierror is left out where mpi_f08 allows it.
+! fortran_p2p.expect); ierror is left out where mpi_f08 allows it.
 program fortran_f08
   use mpi_f08
   implicit none

@@ -29,7 +29,7 @@ import onlinews_h5  # noqa: E402
 from onlinews_report import model, text  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from run_scenario import launch, mpi_env, preloaded_script  # noqa: E402
+from run_scenario import launch, mpi_env, preload, preloaded_script  # noqa: E402
 
 HZ = 1000
 
@@ -37,7 +37,7 @@ HZ = 1000
 def run(args, work, name, **env):
     out = work / f"{name}.h5"
     out.unlink(missing_ok=True)
-    cmd = launch(args.mpiexec, 2) + ["-x", "LD_PRELOAD=" + args.lib, args.exe]
+    cmd = launch(args.mpiexec, 2) + preload(args.mpiexec, args.lib) + [args.exe]
     p = subprocess.run(cmd, env=mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_SAMPLING=str(HZ), **env), cwd=work,
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
@@ -87,7 +87,7 @@ def check(r, measured, label):
 def attempt(args, work, k):
     failures = []
     for label, env in (("default", {}), ("EPOCH_SECONDS=0", {"ONLINEWS_EPOCH_SECONDS": "0"})):
-        r, measured, more = run(args, work, f"sampling{k}_{len(failures)}_{label[:3]}", **env)
+        r, measured, more = run(args, work, f"sampling{k}_{label[:3]}", **env)
         failures += more if r is None else check(r, measured, label)
     return failures
 

@@ -35,15 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import fresh_workdir, launch, mpi_env, script_arguments  # noqa: E402
+from run_scenario import fresh_workdir, launch, mpi_env, preload, script_arguments  # noqa: E402
 
 
-def run(args, work, i, preload):
+def run(args, work, i, preloaded):
     out = work / f"run{i}.h5"
     env = mpi_env(ONLINEWS_OUTPUT=str(out))
     cmd = launch(args.mpiexec, args.np)
-    if preload:
-        cmd += ["-x", "LD_PRELOAD=" + args.lib]
+    if preloaded:
+        cmd += preload(args.mpiexec, args.lib)
     cmd += [args.exe, str(args.threads), str(args.iters), str(args.reps)]
     t0 = time.monotonic()
     try:
@@ -55,7 +55,7 @@ def run(args, work, i, preload):
     if p.returncode != 0 or "status errors: 0" not in p.stdout:
         return None, f"exit code {p.returncode}:\n{text[-2000:]}", dt
     calls = int(p.stdout.split("collective calls of other threads:")[1].split()[0])
-    return (calls, out if preload else None), None, dt
+    return (calls, out if preloaded else None), None, dt
 
 
 def main():
@@ -70,17 +70,17 @@ def main():
     work = fresh_workdir(args)
     failures = []
     expected_wait = args.reps * 0.1
-    for preload in (False, True):
-        label = "with onlinews" if preload else "plain"
+    for preloaded in (False, True):
+        label = "with onlinews" if preloaded else "plain"
         times = []
         for i in range(args.runs):
-            res, err, dt = run(args, work, i, preload)
+            res, err, dt = run(args, work, i, preloaded)
             if err:
                 failures.append(f"{label} run {i}: {err}")
                 print(f"FAIL {label} run {i}: {err}", flush=True)
                 continue
             times.append(dt)
-            if not preload:
+            if not preloaded:
                 continue
             calls, out = res
             r = onlinews_h5.Result(str(out))
