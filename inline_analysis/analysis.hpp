@@ -34,6 +34,7 @@ struct WindowBounds {
   bool ends_synchronized = true;
   std::int64_t begin = 0;  // ns: the boundary the window starts at (0: its first event)
   std::int64_t end = 0;    // ns: the boundary it ends at (0: its last event)
+  bool last = true;        // no window follows (the run's last, or one analyzed alone)
 };
 
 struct AnalysisOptions {

@@ -27,6 +27,27 @@ std::int64_t SyncContext::window_end() const {
 }
 bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
 bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
+bool SyncContext::last_window() const { return r_.in_->bounds.last; }
+
+CutCollective SyncContext::ending_collective() {
+  CutCollective c;
+  if (!ends_synchronized()) return c;
+  const auto& pts = r_.points_;
+  for (std::size_t k = pts.size(); k-- > 1;) {
+    const SyncPoint& sp = pts[k];
+    if (sp.kind != SyncKind::Collective || !sp.all_ranks) continue;
+    c.point = k;
+    c.completion_from = std::max(sp.enter, std::min(window_end(), sp.enter + static_cast<std::int64_t>(sp.wait * 1e9)));
+    c.callpath = sp.callpath;
+    break;
+  }
+  return c;
+}
+
+const CutCollective& SyncContext::starting_collective() const {
+  static const CutCollective kNone;
+  return starts_synchronized() ? r_.cut_before_ : kNone;
+}
 void SyncContext::note_truncated() { ++r_.truncated_; }
 void SyncContext::note_guessed_path() { ++r_.guessed_paths_; }
 
@@ -237,7 +258,14 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     m.callpaths.push_back(cp);
     m.seconds.push_back(v);
   };
-  if (!(j == 0 && starts_synchronized())) {  // else the interval starts with the window
+  if (j == 0 && starts_synchronized()) {
+    // The interval starts where the cut's collective completed: its
+    // completion before the window, from the last member's enter, counts.
+    const CutCollective& c = starting_collective();
+    if (c.callpath != kNoCallpath && c.completion_from < window_begin()) {
+      add(c.callpath, secs(window_begin() - c.completion_from));
+    }
+  } else {
     const CarriedMap* c = carried_part(r_.carry_, rc_.defs(), p[j], j == 0, peer, comm);
     if (c != nullptr) {
       iv.waits += c->waits;

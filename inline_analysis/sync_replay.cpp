@@ -330,6 +330,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   co_await mail_.finish();
   ctx.set_current(0);
   for (auto* h : handlers) co_await h->end_walk(ctx);
+  cut_before_ = ctx.ending_collective();
   // What the intervals that reach across this window's end carry into the next.
   const bool intervals = std::any_of(handlers.begin(), handlers.end(), [](auto* h) { return h->uses_intervals(); });
   if (!intervals || in.bounds.ends_synchronized) {

@@ -125,6 +125,17 @@ struct TimeMap {
 class SyncReplay;
 
 // What handlers may use while the replay stands on a synchronization point.
+// The collective spanning all ranks at a synchronizing cut, on this rank:
+// its point (in the window it ends) and where its completion begins, the
+// last member's enter (the time from there to this rank's Leave belongs to
+// the next window: intervals and the critical path pass through it there,
+// as in one epoch).
+struct CutCollective {
+  std::size_t point = 0;  // in the window that ends with it (0: none)
+  std::int64_t completion_from = 0;
+  std::uint32_t callpath = kNoCallpath;
+};
+
 class SyncContext {
  public:
   SyncContext(SyncReplay& r, ReplayContext& rc) : r_(r), rc_(rc) {}
@@ -183,6 +194,12 @@ class SyncContext {
   // How the window is bounded (analysis.hpp, WindowBounds).
   bool starts_synchronized() const;
   bool ends_synchronized() const;
+  bool last_window() const;
+  // The collective that ends this window if it ends synchronized (point 0:
+  // none), and the one the window before ended with, if this one starts
+  // at it (callpath kNoCallpath: none).
+  CutCollective ending_collective();
+  const CutCollective& starting_collective() const;
   int world_size() const { return rc_.defs().world_size; }
   // A wait whose synchronization interval began before the window, at a
   // requested cut, and whose part before the cut is not known (a window
@@ -329,7 +346,10 @@ class SyncReplay {
   // Windows of the last run whose critical path end was guessed.
   std::uint64_t guessed_paths() const { return guessed_paths_; }
   // A window was analyzed for time only: intervals across it are unknown.
-  void forget_intervals() { carry_.invalidate(); }
+  void forget_intervals() {
+    carry_.invalidate();
+    cut_before_ = {};
+  }
   // Collective over all ranks.
   Task<> run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t);
 
@@ -347,6 +367,7 @@ class SyncReplay {
   std::uint64_t unexplained_pairs_ = 0;
   std::uint64_t guessed_paths_ = 0;
   IntervalCarry carry_;
+  CutCollective cut_before_;  // the collective the window before ended with
   SymTable syms_;
   ReplayMail mail_;
 };

@@ -69,11 +69,11 @@ void collective_bytes(const Call& c, const analysis::CommDef& d, std::uint64_t& 
       in = static_cast<std::uint64_t>(me) * b;
       break;
     case CollBytes::Neighbor_allgather: case CollBytes::Neighbor_alltoall:
-      out = neighbor_bytes(d.destinations, b, nullptr, nullptr, nullptr);
-      in = neighbor_bytes(d.sources, rb, nullptr, nullptr, nullptr);
+      out = neighbor_bytes(d.destinations, b, nullptr, MPI_DATATYPE_NULL, nullptr);
+      in = neighbor_bytes(d.sources, rb, nullptr, MPI_DATATYPE_NULL, nullptr);
       break;
     case CollBytes::Neighbor_allgatherv:
-      out = neighbor_bytes(d.destinations, b, nullptr, nullptr, nullptr);
+      out = neighbor_bytes(d.destinations, b, nullptr, MPI_DATATYPE_NULL, nullptr);
       in = neighbor_bytes(d.sources, 0, c.rcounts, c.rtype, nullptr);
       break;
     case CollBytes::Neighbor_alltoallv:

@@ -338,6 +338,7 @@ void pre_finalize(Call& c) {
   }
   g_recording.store(false);
   s->pvars.stop();  // (MPI_T before MPI)
+  mpi_t_close();
   s->transport.reset();
   s->comms.release_all();
   if (s->tool_world != MPI_COMM_NULL) PMPI_Comm_free(&s->tool_world);

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "inline_analysis/definitions.hpp"
+#include "mpi_t_pvars.hpp"
 
 namespace onlinews::rt {
 namespace {
@@ -138,15 +139,10 @@ bool lookup(const Candidate (&list)[N], const OpalRegistry& opal, bool mpi_t, st
 // messages (a hang or a corrupted status).
 std::string read_eager_limits(analysis::Definitions& defs, int thread_level) {
   const OpalRegistry opal;
-  bool mpi_t = false;
-  if (!opal.available()) {
-    int provided = 0;
-    mpi_t = MPI_T_init_thread(thread_level, &provided) == MPI_SUCCESS;
-  }
+  const bool mpi_t = !opal.available() && mpi_t_open(thread_level);
   std::string local_name = "default", remote_name = "default";
   lookup(kLocal, opal, mpi_t, defs.eager_limit_local, local_name);
   lookup(kRemote, opal, mpi_t, defs.eager_limit_remote, remote_name);
-  if (mpi_t) MPI_T_finalize();
   return "same host " + std::to_string(defs.eager_limit_local) + " B (" + local_name + "), other hosts " +
          std::to_string(defs.eager_limit_remote) + " B (" + remote_name + ")";
 }

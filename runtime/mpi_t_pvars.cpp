@@ -69,9 +69,8 @@ void PvarSampler::start(const std::vector<std::string>& wanted, int thread_level
     }
   }
   if (names.empty()) return;
-  int provided = 0, n = 0;
-  started_ = MPI_T_init_thread(thread_level, &provided) == MPI_SUCCESS &&
-             MPI_T_pvar_session_create(&session_) == MPI_SUCCESS;
+  int n = 0;
+  started_ = mpi_t_open(thread_level) && MPI_T_pvar_session_create(&session_) == MPI_SUCCESS;
   if (started_) MPI_T_pvar_get_num(&n);
   // Found here, and (agreed below) on every rank.
   std::vector<int> mine(names.size(), 0), all(names.size(), 0);
@@ -133,8 +132,25 @@ void PvarSampler::stop() {
   for (Var& v : vars_) MPI_T_pvar_handle_free(session_, &v.handle);
   vars_.clear();
   MPI_T_pvar_session_free(&session_);
-  MPI_T_finalize();
   started_ = false;
+}
+
+namespace {
+enum class MpiT { Closed, Open, Failed, Finalized };
+MpiT g_mpi_t = MpiT::Closed;
+}  // namespace
+
+bool mpi_t_open(int thread_level) {
+  if (g_mpi_t == MpiT::Closed) {
+    int provided = 0;
+    g_mpi_t = MPI_T_init_thread(thread_level, &provided) == MPI_SUCCESS ? MpiT::Open : MpiT::Failed;
+  }
+  return g_mpi_t == MpiT::Open;
+}
+
+void mpi_t_close() {
+  if (g_mpi_t == MpiT::Open) MPI_T_finalize();
+  g_mpi_t = MpiT::Finalized;
 }
 
 }  // namespace onlinews::rt

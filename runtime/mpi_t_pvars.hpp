@@ -9,6 +9,14 @@
 
 namespace onlinews::rt {
 
+// onlinews' use of MPI_T: initialized on first use and finalized once, at
+// MPI_Finalize.  Never finalized and initialized again in between: MPICH
+// 4.0.2 crashes in the first MPI_T call after such a pair (MPI_T_pvar_get_num
+// dereferences a freed table).  `thread_level` is MPI_Init_thread's provided
+// level (see read_eager_limits).  MPI thread only.
+bool mpi_t_open(int thread_level);
+void mpi_t_close();
+
 class PvarSampler {
  public:
   // Collective over MPI_COMM_WORLD: starts MPI_T and finds the wanted

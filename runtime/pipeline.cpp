@@ -278,6 +278,7 @@ analysis::Task<> Pipeline::loop() {
     analysis::WindowBounds bounds;
     bounds.starts_synchronized = (last_.kind & cutkind::kSync) != 0;
     bounds.ends_synchronized = (b.kind & cutkind::kSync) != 0;
+    bounds.last = (b.kind & cutkind::kFinal) != 0;
     bounds.begin = static_cast<std::int64_t>(last_.time);
     bounds.end = static_cast<std::int64_t>(b.time);
     last_ = b;

@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
           catch2 python3 python3-h5py python3-numpy python3-matplotlib libomp-dev clang libdw-dev
-          python3-paraview xvfb xauth gfortran)
+          python3-paraview xvfb xauth gfortran
+          mpich libmpich-dev libhdf5-mpich-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -89,28 +89,37 @@ class CriticalPath final : public Pattern, public SyncHandler {
     incs_.clear();
     run_ = 0;
     Mask m = 0;
+    bool ended_here = false;
     std::int64_t end = ctx.window_end();
     if (ctx.ends_synchronized()) {
       // The path ends on the rank that entered the last collective spanning
-      // all ranks last (a synchronizing window ends with one).
-      const auto& pts = ctx.points();
-      for (std::size_t k = pts.size(); k-- > 1;) {
-        const SyncPoint& sp = pts[k];
-        if (sp.kind != SyncKind::Collective || !sp.all_ranks) continue;
+      // all ranks last (a synchronizing window ends with one), where it
+      // entered.  The window ends at each rank's own Leave, the next one
+      // starts there: the collective's completion, from the last enter to
+      // the Leave, is the next window's, on whichever rank holds the path at
+      // its start (as in one epoch, where the path runs back through that
+      // rank's completion to the last enter; end_walk).
+      const CutCollective cut = ctx.ending_collective();
+      if (cut.point != 0) {
+        const SyncPoint& sp = ctx.points()[cut.point];
         const CommDef* c = ctx.defs().comm(sp.comm);
         if (c != nullptr && c->world_rank_of(sp.reference) == ctx.world_rank()) m = kAll;
-        // The window ends at each rank's own Leave, the next one starts
-        // there.  The path continues from whichever rank holds it at the
-        // next start, so it ends here at the first Leave: the end holder's
-        // later completion would overlap the next window's path.
-        end = std::max(sp.enter, std::min(end, sp.min_leave));
-        break;
+        // (Nothing follows the last window: the end holder's completion, to the first Leave.)
+        end = ctx.last_window() ? std::max(sp.enter, std::min(end, sp.min_leave)) : cut.completion_from;
+        ended_here = m == kAll;
+      } else if (ended_holding_ && ctx.starting_collective().callpath != kNoCallpath) {
+        // A synchronized window without such a collective (a run's tail
+        // after the cut at its last one): the path ends where it ended
+        // before, with that collective's completion.
+        m = kAll;
+        end = ctx.window_begin();
       }
     } else if (ctx.world_size() <= kCandidates) {
       m = Mask{1} << ctx.world_rank();
     } else if (ctx.world_rank() == 0) {
       m = kAll;
     }
+    ended_holding_ = ended_here;
     if (m != 0) incs_.push_back(sym_of(m));
     segment_end_ = end;
     segment_location_ = ctx.last_location();
@@ -149,7 +158,15 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
 
   Task<> end_walk(SyncContext& ctx) override {
-    if (holding()) add_segment(ctx.window_begin(), segment_end_);
+    if (holding()) {
+      add_segment(ctx.window_begin(), segment_end_);
+      // The completion of the collective that ended the window before (see
+      // begin_walk), on its call path.
+      const CutCollective& c = ctx.starting_collective();
+      if (c.callpath != kNoCallpath && c.completion_from < ctx.window_begin()) {
+        add_segment(c.completion_from, ctx.window_begin(), c.callpath);
+      }
+    }
     // Every value is known now.  The masks of one run are disjoint, so the
     // sum of a run's first increments is their union: prefix sums (mod
     // 2^64, exact for differences within a run) give every segment's.
@@ -160,7 +177,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (const Segment& g : segments_) {
       const Mask m = mask(g.begin, g.end);
       if (m == 0) continue;
-      add_pieces(ctx, m, g.location, g.t0, g.t1);
+      if (g.callpath != kNoCallpath) {
+        pieces_.push_back({m, g.location, g.callpath, static_cast<double>(g.t1 - g.t0) * 1e-9});
+      } else {
+        add_pieces(ctx, m, g.location, g.t0, g.t1);
+      }
     }
     segments_.clear();
     std::map<int, Mask> held_before;
@@ -233,8 +254,8 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
   // The segment [t0, t1] the current run's candidates hold, booked once
   // they are known.
-  void add_segment(std::int64_t t0, std::int64_t t1) {
-    if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size(), segment_location_});
+  void add_segment(std::int64_t t0, std::int64_t t1, std::uint32_t callpath = kNoCallpath) {
+    if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size(), segment_location_, callpath});
   }
   // Whether this rank may hold candidates (increments since the last
   // hand-over), and which (reduced: what is known so far substituted).
@@ -344,7 +365,9 @@ class CriticalPath final : public Pattern, public SyncHandler {
     std::int64_t t0, t1;
     std::size_t begin, end;  // its candidates: the sum of incs_[begin, end)
     int location;            // the thread it lies on
+    std::uint32_t callpath;  // all of it on this call path (kNoCallpath: the events' own)
   };
+  bool ended_holding_ = false;  // the window before ended on this rank, synchronized
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
   std::int64_t segment_end_ = 0;

@@ -9,6 +9,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ONLINEWS_VERBOSE=0
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
+# Open MPI's mpiexec needs --oversubscribe and passes variables with -x;
+# MPICH's Hydra oversubscribes by default and passes them with -genv.
+if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+  run=("$mpiexec" --oversubscribe -np 2); env_opt() { echo "-x $1=$2"; }
+else
+  run=("$mpiexec" -np 2); env_opt() { echo "-genv $1 $2"; }
+fi
 
 # The library exports the MPI wrappers (C and Fortran), the onlinews_* API, the OMPT entry
 # point and the -finstrument-functions hooks, nothing else.
@@ -31,13 +38,14 @@ PY
 # 1. CMake package
 cmake -S "$src/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/cmake" > /dev/null
-ONLINEWS_OUTPUT="$work/cmake.h5" "$mpiexec" --oversubscribe -np 2 "$work/cmake/consumer"
+ONLINEWS_OUTPUT="$work/cmake.h5" "${run[@]}" "$work/cmake/consumer"
 check "$work/cmake.h5"
 
 # 2. pkg-config
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
-mpicc "$src/tests/install/consumer/main.c" -o "$work/pc" $(pkg-config --cflags --libs onlinews)
-ONLINEWS_OUTPUT="$work/pc.h5" "$mpiexec" --oversubscribe -np 2 "$work/pc"
+mpicc=$(pkg-config --variable=mpicc onlinews)  # the wrapper of the MPI onlinews was built with
+"$mpicc" "$src/tests/install/consumer/main.c" -o "$work/pc" $(pkg-config --cflags --libs onlinews)
+ONLINEWS_OUTPUT="$work/pc.h5" "${run[@]}" "$work/pc"
 check "$work/pc.h5"
 
 # 3. LD_PRELOAD on a binary that was not linked with onlinews (weak stubs
@@ -50,10 +58,9 @@ void onlinews_region_begin(const char* n) { (void)n; }
 void onlinews_region_end(const char* n) { (void)n; }
 int onlinews_active(void) { return 0; }
 C
-mpicc -I"$work/prefix/include" "$src/tests/install/consumer/main.c" "$work/stubs.c" -o "$work/plain"
+"$mpicc" -I"$work/prefix/include" "$src/tests/install/consumer/main.c" "$work/stubs.c" -o "$work/plain"
 if ldd "$work/plain" | grep -q onlinews; then echo "plain binary must not link onlinews"; exit 1; fi
-ONLINEWS_OUTPUT="$work/preload.h5" "$mpiexec" --oversubscribe -np 2 \
-  -x LD_PRELOAD="$work/prefix/lib/libonlinews.so" "$work/plain"
+ONLINEWS_OUTPUT="$work/preload.h5" "${run[@]}" $(env_opt LD_PRELOAD "$work/prefix/lib/libonlinews.so") "$work/plain"
 check "$work/preload.h5" ""  # the stubs hide the region, the barrier is still intercepted
 
 # 4. The installed report tool reads a result file (its modules from

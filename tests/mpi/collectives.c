@@ -14,7 +14,9 @@
  *   scanmsg    rank 0 sleeps 0.3 in "scan_work", MPI_Scan; rank 2 first receives
  *              a message that rank 1 sends after its scan: rank 1 waits 0.3 s in
  *              the scan (for rank 0), rank 2 0.3 s in MPI_Recv (for rank 1),
- *              rank 3 0.3 s in the scan (for rank 2, which enters it last)
+ *              rank 3 0.3 s in the scan (for rank 2, which enters it last).
+ *              Not portable: it needs a scan in which rank 1 does not wait
+ *              for ranks 2-3 (Open MPI's linear one; it deadlocks on MPICH)
  *   finalize   r sleeps 0.1 r before MPI_Finalize (once): waits (0.3 - 0.1 r) s
  */
 #include <string.h>

@@ -6,6 +6,10 @@ output against the expectations in <name>.expect, one directive per line
   np N | args A... | env K=V... | exit CODE | timeout S | output NAME|none | pre-create FILE
   attempts N   (timed scenarios: pass if one of N runs passes; see until_passed)
   stderr REGEX | no-stderr REGEX | stderr-count N TEXT | unchanged FILE
+  same-as-plain   (the exit code and the standard output, its lines in any order,
+      equal those of --plain, the program built without onlinews, run the same way)
+  needs-plain     (skip the test, exit code 77, if --plain fails: this MPI library
+      cannot run the program without onlinews either, e.g. MPI_Comm_spawn)
   expect METRIC [rank=R[,R]] [thread=T] [region=NAME] [under=NAME] [excl] [app] VALUE TOLERANCE
       (app: only the application's call paths, none of the tool's own regions)
   atleast / atmost METRIC [selectors] VALUE
@@ -164,7 +168,8 @@ def until_passed(attempts, attempt):
 
 def parse_expect(path):
     spec = {"np": 4, "env": {}, "args": [], "exit": 0, "stderr": [], "no_stderr": [], "output": None,
-            "pre_create": [], "checks": [], "timeout": 120, "stderr_count": [], "unchanged": [], "attempts": 1}
+            "pre_create": [], "checks": [], "timeout": 120, "stderr_count": [], "unchanged": [], "attempts": 1,
+            "same_as_plain": False, "needs_plain": False}
     for no, raw in enumerate(Path(path).read_text().splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -197,6 +202,8 @@ def parse_expect(path):
             spec["output"] = rest[0]
         elif key == "pre-create":
             spec["pre_create"].append(rest[0])
+        elif key in ("same-as-plain", "needs-plain"):
+            spec[key.replace("-", "_")] = True
         elif key in ("expect", "atleast", "atmost", "attr", "pvar", "ratio-atleast", "absent", "relate"):
             spec["checks"].append((no, key, rest))
         else:
@@ -340,8 +347,18 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--expect", required=True)
     ap.add_argument("--preload", help="run the (unmodified) program with this libonlinews.so in LD_PRELOAD")
+    ap.add_argument("--plain", help="the program built without onlinews (same-as-plain, needs-plain)")
     args = ap.parse_args()
     spec = parse_expect(args.expect)
+    plain = None
+    if spec["same_as_plain"] or spec["needs_plain"]:
+        if not args.plain:
+            sys.exit(f"{args.expect}: same-as-plain/needs-plain need --plain")
+        plain = run_plain(args, spec)
+        if spec["needs_plain"] and plain.returncode != 0:
+            print(f"SKIP: without onlinews the program fails too (exit code {plain.returncode}): this MPI "
+                  "library cannot run it")
+            return 77
 
     def attempt(_k):
         work = Path(args.workdir)
@@ -363,8 +380,11 @@ def main():
         sys.stdout.write(p.stdout)
         sys.stdout.write(p.stderr)
         failures = []
-        if p.returncode != spec["exit"]:
-            failures.append(f"exit code {p.returncode}, expected {spec['exit']}")
+        want_exit = plain.returncode if spec["same_as_plain"] else spec["exit"]
+        if p.returncode != want_exit:
+            failures.append(f"exit code {p.returncode}, expected {want_exit}")
+        if spec["same_as_plain"] and sorted(p.stdout.splitlines()) != sorted(plain.stdout.splitlines()):
+            failures.append("standard output differs from the run without onlinews")
         for rx in spec["stderr"]:
             if not re.search(rx, p.stderr):
                 failures.append(f"stderr does not match /{rx}/")
@@ -407,6 +427,25 @@ def main():
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} failure(s)")
     return 0 if not failures else 1
+
+
+def run_plain(args, spec):
+    """Runs --plain (the program without onlinews) as the scenario runs its
+    program: same ranks, arguments and environment."""
+    work = Path(args.workdir + "_plain")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    env = mpi_env()
+    env.update({k: v.replace("@WORKDIR@", str(work)) for k, v in spec["env"].items() if not k.startswith("ONLINEWS_")})
+    cmd = launch(args.mpiexec, spec["np"]) + [args.plain] + spec["args"]
+    print("$", " ".join(cmd), "(without onlinews)", flush=True)
+    try:
+        p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=spec["timeout"])
+    except subprocess.TimeoutExpired:
+        sys.exit(f"the program without onlinews timed out after {spec['timeout']} s")
+    sys.stdout.write(p.stdout)
+    print(f"(without onlinews: exit code {p.returncode})", flush=True)
+    return p
 
 
 def compare(got, op, want):

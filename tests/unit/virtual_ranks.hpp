@@ -290,6 +290,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
       }
       w[0].dropped = begin == 0 ? vr.dropped : 0;
       b.ends_synchronized = times[k] == 0;
+      b.last = last;
       b.end = static_cast<std::int64_t>(ns(times[k]));
       out[static_cast<std::size_t>(r)].facts.push_back(co_await a->run_epoch(w, t, b));
       b.starts_synchronized = b.ends_synchronized;

@@ -285,3 +285,49 @@ TEST_CASE("after a window that lost events, receives realign with their sends", 
   CHECK(res[1].facts[1].unmatched_receives == 1);
   CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == Approx(0.1));
 }
+
+TEST_CASE("a synchronizing cut keeps the collective's completion where one epoch has it", "[epochs][critical_path]") {
+  // r1 enters the barrier last (1.2); r0 leaves at 1.35, the others at 1.3.
+  // After it r0 works the longest (1.35 - 3.3) and enters the final barrier
+  // last, so the path runs r0 back to its barrier's leave, through the
+  // completion 1.2 - 1.35 (r0's, booked on MPI_Barrier), then jumps to r1
+  // at 1.2.  (The final
+  // barrier's completion 3.3 - 3.5 is r0's too.)  A cut after
+  // the first barrier must give the same: the completion is not the last
+  // entrant's but the next window's holder's.
+  auto run = [](bool cut) {
+    auto r = make_ranks(3);
+    r[0].coll(1.0, 1.35, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[1].region(0.0, 1.2, kWork);
+    r[1].coll(1.2, 1.3, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    r[2].coll(1.1, 1.3, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    if (cut) {
+      for (auto& v : r) v.cut();
+    }
+    r[0].region(1.35, 3.3, kSolve);
+    r[0].coll(3.3, 3.5, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    for (int k = 1; k < 3; ++k) {
+      r[k].region(1.3, 3.0, kSolve);
+      r[k].coll(3.0, 3.5, rt::kRegion_MPI_Barrier, -1, 0, 0);
+    }
+    return finish(r, 3.6, false, {});
+  };
+  const auto one = run(false);
+  const auto many = run(true);
+  CHECK(one[0].get(Metric::critical_path, rt::kRegion_MPI_Barrier) == Approx(0.15 + 0.2));  // + the final one's
+  CHECK(one[1].get(Metric::critical_path, rt::kRegion_MPI_Barrier) == Approx(0.0));
+  // The final barrier's waits (0.3 s on r1 and r2) are r0's delay, from
+  // its interval since the first barrier's completion began (1.2, not its
+  // own Leave): 0.05 s longer in MPI_Barrier (0.15 against 0.1 s) and
+  // 0.25 s in kSolve, so 1/6 and 5/6 of each wait.
+  CHECK(one[0].get(Metric::delay_barrier) == Approx(0.6));
+  CHECK(one[0].get(Metric::delay_barrier, rt::kRegion_MPI_Barrier) == Approx(0.1));
+  for (int rank = 0; rank < 3; ++rank) {
+    for (std::uint32_t region : {static_cast<std::uint32_t>(rt::kRegion_MPI_Barrier), kSolve}) {
+      CHECK(many[rank].get(Metric::delay_barrier, region) == Approx(one[rank].get(Metric::delay_barrier, region)));
+    }
+    CHECK(many[rank].get(Metric::critical_path) == Approx(one[rank].get(Metric::critical_path)));
+    CHECK(many[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier) ==
+          Approx(one[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier)));
+  }
+}
