@@ -3,18 +3,9 @@
 #include "nb_view.hpp"
 
 namespace onlinews::analysis {
-namespace {
 
-class NbBarrier final : public Pattern {
- public:
-  void subscribe(Dispatch&) override {}
-  void on_nb_collectives(ReplayContext& ctx) override {
-    charge_nb(ctx, CollKind::Barrier, Metric::mpi_barrier_wait_nb, DelayKind::Barrier);
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Pattern> make_nb_barrier() { return std::make_unique<NbBarrier>(); }
+std::unique_ptr<Pattern> make_nb_barrier() {
+  return std::make_unique<NbPattern<CollKind::Barrier, Metric::mpi_barrier_wait_nb, DelayKind::Barrier>>();
+}
 
 }  // namespace onlinews::analysis

@@ -4,18 +4,9 @@
 #include "nb_view.hpp"
 
 namespace onlinews::analysis {
-namespace {
 
-class NbEarlyReduce final : public Pattern {
- public:
-  void subscribe(Dispatch&) override {}
-  void on_nb_collectives(ReplayContext& ctx) override {
-    charge_nb(ctx, CollKind::NToOne, Metric::mpi_earlyreduce_nb, DelayKind::NToOne);
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Pattern> make_nb_early_reduce() { return std::make_unique<NbEarlyReduce>(); }
+std::unique_ptr<Pattern> make_nb_early_reduce() {
+  return std::make_unique<NbPattern<CollKind::NToOne, Metric::mpi_earlyreduce_nb, DelayKind::NToOne>>();
+}
 
 }  // namespace onlinews::analysis

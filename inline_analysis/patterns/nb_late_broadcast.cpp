@@ -4,18 +4,9 @@
 #include "nb_view.hpp"
 
 namespace onlinews::analysis {
-namespace {
 
-class NbLateBroadcast final : public Pattern {
- public:
-  void subscribe(Dispatch&) override {}
-  void on_nb_collectives(ReplayContext& ctx) override {
-    charge_nb(ctx, CollKind::OneToN, Metric::mpi_latebroadcast_nb, DelayKind::OneToN);
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Pattern> make_nb_late_broadcast() { return std::make_unique<NbLateBroadcast>(); }
+std::unique_ptr<Pattern> make_nb_late_broadcast() {
+  return std::make_unique<NbPattern<CollKind::OneToN, Metric::mpi_latebroadcast_nb, DelayKind::OneToN>>();
+}
 
 }  // namespace onlinews::analysis

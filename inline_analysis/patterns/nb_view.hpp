@@ -10,21 +10,26 @@
 
 namespace onlinews::analysis {
 
-// Charges every instance of `kind` in this epoch to `m` (`m_blocking` for a
-// blocking neighborhood call) and publishes its wait.
-inline void charge_nb(ReplayContext& ctx, CollKind kind, Metric m, DelayKind delay, Metric m_blocking = Metric::kCount) {
-  if (ctx.nb_collectives() == nullptr) return;
-  for (const NbCollectiveResult& r : *ctx.nb_collectives()) {
-    if (r.kind != kind || r.wait <= 0) continue;
-    ctx.add_at(r.blocking && m_blocking != Metric::kCount ? m_blocking : m, r.location, r.completion.callpath, r.wait);
-    PairSyncFinding f;
-    f.location = r.location;
-    f.waiting = r.completion.at;
-    f.cause = r.cause_at;
-    f.wait = r.wait;
-    f.delay = delay;
-    ctx.publish(f);
+// The pattern of kind `K`: charges every instance of it in this epoch to
+// `M` (`MBlocking` for a blocking neighborhood call) and publishes its wait.
+template <CollKind K, Metric M, DelayKind D, Metric MBlocking = Metric::kCount>
+class NbPattern final : public Pattern {
+ public:
+  void subscribe(Dispatch&) override {}
+  void on_nb_collectives(ReplayContext& ctx) override {
+    if (ctx.nb_collectives() == nullptr) return;
+    for (const NbCollectiveResult& r : *ctx.nb_collectives()) {
+      if (r.kind != K || r.wait <= 0) continue;
+      ctx.add_at(r.blocking && MBlocking != Metric::kCount ? MBlocking : M, r.location, r.completion.callpath, r.wait);
+      PairSyncFinding f;
+      f.location = r.location;
+      f.waiting = r.completion.at;
+      f.cause = r.cause_at;
+      f.wait = r.wait;
+      f.delay = D;
+      ctx.publish(f);
+    }
   }
-}
+};
 
 }  // namespace onlinews::analysis

@@ -5,18 +5,9 @@
 #include "nb_view.hpp"
 
 namespace onlinews::analysis {
-namespace {
 
-class NbWaitNxn final : public Pattern {
- public:
-  void subscribe(Dispatch&) override {}
-  void on_nb_collectives(ReplayContext& ctx) override {
-    charge_nb(ctx, CollKind::NxN, Metric::mpi_wait_nxn_nb, DelayKind::NxN);
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Pattern> make_nb_wait_nxn() { return std::make_unique<NbWaitNxn>(); }
+std::unique_ptr<Pattern> make_nb_wait_nxn() {
+  return std::make_unique<NbPattern<CollKind::NxN, Metric::mpi_wait_nxn_nb, DelayKind::NxN>>();
+}
 
 }  // namespace onlinews::analysis

@@ -6,18 +6,10 @@
 #include "nb_view.hpp"
 
 namespace onlinews::analysis {
-namespace {
 
-class WaitNeighbor final : public Pattern {
- public:
-  void subscribe(Dispatch&) override {}
-  void on_nb_collectives(ReplayContext& ctx) override {
-    charge_nb(ctx, CollKind::Neighbor, Metric::mpi_wait_neighbor_nb, DelayKind::Neighbor, Metric::mpi_wait_neighbor);
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Pattern> make_wait_neighbor() { return std::make_unique<WaitNeighbor>(); }
+std::unique_ptr<Pattern> make_wait_neighbor() {
+  return std::make_unique<NbPattern<CollKind::Neighbor, Metric::mpi_wait_neighbor_nb, DelayKind::Neighbor,
+                                    Metric::mpi_wait_neighbor>>();
+}
 
 }  // namespace onlinews::analysis
