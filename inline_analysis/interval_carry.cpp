@@ -64,9 +64,9 @@ CarriedMap combine(const CarriedMap& a, const CarriedMap& b, double sign) {
 
 }  // namespace
 
-void IntervalCarry::reset() {
+void IntervalCarry::reset(CarriedMap completion) {
   valid_ = true;
-  entries_.assign(1, CarriedMap{});
+  entries_.assign(1, std::move(completion));
   peer_entry_.clear();
   comm_entry_.clear();
   sends_.clear();

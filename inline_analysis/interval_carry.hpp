@@ -47,8 +47,10 @@ struct CrossingSend {
 
 class IntervalCarry {
  public:
-  // After a synchronizing cut (and at the start): every interval begins there.
-  void reset();
+  // After a synchronizing cut (and at the start): every interval begins
+  // there, where the cut's collective completed (its last member's enter):
+  // `completion` is this rank's part from there to its Leave.
+  void reset(CarriedMap completion = {});
   // After a window analyzed for time only: its synchronization points are
   // unknown, so the intervals that reach across it are truncated (counted).
   void invalidate();
@@ -65,7 +67,7 @@ class IntervalCarry {
 
  private:
   bool valid_ = true;
-  std::vector<CarriedMap> entries_;  // shared parts; index 0: since the last synchronized start
+  std::vector<CarriedMap> entries_ = std::vector<CarriedMap>(1);  // shared parts; index 0: since the last synchronized start
   std::vector<std::uint32_t> peer_entry_;          // world rank -> entry (missing: 0)
   std::map<std::uint64_t, std::uint32_t> comm_entry_;  // comm gid -> entry (missing: 0)
   std::map<std::pair<int, std::uint32_t>, CarriedSend> sends_;  // (dest, seq) of epoch sends_epoch_

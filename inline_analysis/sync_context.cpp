@@ -39,6 +39,7 @@ CutCollective SyncContext::ending_collective() {
     c.point = k;
     c.completion_from = std::max(sp.enter, std::min(window_end(), sp.enter + static_cast<std::int64_t>(sp.wait * 1e9)));
     c.callpath = sp.callpath;
+    c.location = location_of(sp);
     break;
   }
   return c;
@@ -258,24 +259,16 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
     m.callpaths.push_back(cp);
     m.seconds.push_back(v);
   };
-  if (j == 0 && starts_synchronized()) {
-    // The interval starts where the cut's collective completed: its
-    // completion before the window, from the last member's enter, counts.
-    const CutCollective& c = starting_collective();
-    if (c.callpath != kNoCallpath && c.completion_from < window_begin()) {
-      add(c.callpath, secs(window_begin() - c.completion_from));
-    }
+  // (After a synchronizing cut the part before is the cut's collective's
+  // completion: IntervalCarry::reset.)
+  if (const CarriedMap* c = carried_part(r_.carry_, rc_.defs(), p[j], j == 0, peer, comm)) {
+    iv.waits += c->waits;
+    for (const auto& [cp, v] : c->seconds) add(cp, v);
+    // The part before reaches to the cut; a call entered before it (a
+    // receive across the cut) ends the interval at its enter.
+    if (p[k].enter < window_begin()) add(p[k].callpath, -secs(window_begin() - p[k].enter));
   } else {
-    const CarriedMap* c = carried_part(r_.carry_, rc_.defs(), p[j], j == 0, peer, comm);
-    if (c != nullptr) {
-      iv.waits += c->waits;
-      for (const auto& [cp, v] : c->seconds) add(cp, v);
-      // The part before reaches to the cut; a call entered before it (a
-      // receive across the cut) ends the interval at its enter.
-      if (p[k].enter < window_begin()) add(p[k].callpath, -secs(window_begin() - p[k].enter));
-    } else {
-      iv.truncated = j == 0;
-    }
+    iv.truncated = j == 0 && !starts_synchronized();
   }
   for (std::size_t i = j + 1; i < k; ++i) {
     if (!counts_wait(i, k)) continue;

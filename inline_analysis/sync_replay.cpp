@@ -334,7 +334,11 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   // What the intervals that reach across this window's end carry into the next.
   const bool intervals = std::any_of(handlers.begin(), handlers.end(), [](auto* h) { return h->uses_intervals(); });
   if (!intervals || in.bounds.ends_synchronized) {
-    carry_.reset();
+    CarriedMap completion;
+    if (cut_before_.point != 0 && cut_before_.completion_from < ctx.window_end()) {
+      completion.seconds.push_back({cut_before_.callpath, secs(ctx.window_end() - cut_before_.completion_from)});
+    }
+    carry_.reset(std::move(completion));
   } else {
     co_await sched.slice();
     carry_.update(ctx, in.crossing_sends, in.epoch);

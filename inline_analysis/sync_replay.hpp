@@ -134,6 +134,7 @@ struct CutCollective {
   std::size_t point = 0;  // in the window that ends with it (0: none)
   std::int64_t completion_from = 0;
   std::uint32_t callpath = kNoCallpath;
+  int location = 0;  // its thread
 };
 
 class SyncContext {

@@ -16,12 +16,18 @@ rc=0
 # MPI scenarios are timed with sleeps: ctest runs them one at a time.
 echo "== 1/2: Open MPI (./build)"
 rm -rf build
-scripts/build.sh build
-ctest --test-dir build --output-on-failure || rc=1
+if scripts/build.sh build; then
+  ctest --test-dir build --output-on-failure || rc=1
+else
+  rc=1
+fi
 echo "== 2/2: MPICH (./build-mpich)"
 rm -rf build-mpich
-scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF
 excluded=$(grep -v '^#' tests/mpich_excluded.txt | grep . | paste -sd'|')  # (regular expressions)
-ctest --test-dir build-mpich --output-on-failure -L 'mpi|install|example' -E "^(${excluded})\$" || rc=1
+if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF; then
+  ctest --test-dir build-mpich --output-on-failure -L 'mpi|install|example' -E "^(${excluded})\$" || rc=1
+else
+  rc=1
+fi
 [ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI and MPICH)" || echo "scripts/test.sh: FAILED"
 exit "$rc"

@@ -89,7 +89,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     incs_.clear();
     run_ = 0;
     Mask m = 0;
-    bool ended_here = false;
+    bool ended_here = false, tail_only = false;
     std::int64_t end = ctx.window_end();
     if (ctx.ends_synchronized()) {
       // The path ends on the rank that entered the last collective spanning
@@ -110,9 +110,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
       } else if (ended_holding_ && ctx.starting_collective().callpath != kNoCallpath) {
         // A synchronized window without such a collective (a run's tail
         // after the cut at its last one): the path ends where it ended
-        // before, with that collective's completion.
+        // before, with that collective's completion (nothing of the tail
+        // is on the path: its waits hand nothing over).
         m = kAll;
         end = ctx.window_begin();
+        tail_only = true;
       }
     } else if (ctx.world_size() <= kCandidates) {
       m = Mask{1} << ctx.world_rank();
@@ -120,6 +122,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       m = kAll;
     }
     ended_holding_ = ended_here;
+    tail_only_ = tail_only;
     if (m != 0) incs_.push_back(sym_of(m));
     segment_end_ = end;
     segment_location_ = ctx.last_location();
@@ -130,7 +133,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
     // (Where threads called MPI concurrently, another thread's wait is not
     // on the path the rank holds: the path has one position per rank.)
-    if (!holding() || (ctx.concurrent() && ctx.location() != segment_location_)) return;
+    if (!holding() || tail_only_ || (ctx.concurrent() && ctx.location() != segment_location_)) return;
     const std::int64_t wait_end = sp.enter + static_cast<std::int64_t>(sp.wait * 1e9);
     if (sp.kind == SyncKind::LsRecvEarlier || (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin())) {
       // A wait for a send of the earlier window: the path leaves here where
@@ -164,6 +167,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // begin_walk), on its call path.
       const CutCollective& c = ctx.starting_collective();
       if (c.callpath != kNoCallpath && c.completion_from < ctx.window_begin()) {
+        segment_location_ = c.location;  // (the collective's thread)
         add_segment(c.completion_from, ctx.window_begin(), c.callpath);
       }
     }
@@ -368,6 +372,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     std::uint32_t callpath;  // all of it on this call path (kNoCallpath: the events' own)
   };
   bool ended_holding_ = false;  // the window before ended on this rank, synchronized
+  bool tail_only_ = false;      // this window holds only that end's completion
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
   std::int64_t segment_end_ = 0;

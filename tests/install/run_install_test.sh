@@ -11,7 +11,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ONLINEWS_VERBOS
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
 # Open MPI's mpiexec needs --oversubscribe and passes variables with -x;
 # MPICH's Hydra oversubscribes by default and passes them with -genv.
-if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+version=$("$mpiexec" --version 2>&1 || true)
+if [[ $version == *"Open MPI"* || $version == *OpenRTE* ]]; then
   run=("$mpiexec" --oversubscribe -np 2); env_opt() { echo "-x $1=$2"; }
 else
   run=("$mpiexec" -np 2); env_opt() { echo "-genv $1 $2"; }

@@ -291,11 +291,10 @@ TEST_CASE("a synchronizing cut keeps the collective's completion where one epoch
   // After it r0 works the longest (1.35 - 3.3) and enters the final barrier
   // last, so the path runs r0 back to its barrier's leave, through the
   // completion 1.2 - 1.35 (r0's, booked on MPI_Barrier), then jumps to r1
-  // at 1.2.  (The final
-  // barrier's completion 3.3 - 3.5 is r0's too.)  A cut after
-  // the first barrier must give the same: the completion is not the last
-  // entrant's but the next window's holder's.
-  auto run = [](bool cut) {
+  // at 1.2.  (The final barrier's completion 3.3 - 3.5 is r0's too.)  A cut
+  // after the first barrier must give the same: the completion is not the
+  // last entrant's but the next window's holder's.
+  auto run = [](bool cut, std::vector<double> requested = {}) {
     auto r = make_ranks(3);
     r[0].coll(1.0, 1.35, rt::kRegion_MPI_Barrier, -1, 0, 0);
     r[1].region(0.0, 1.2, kWork);
@@ -310,10 +309,9 @@ TEST_CASE("a synchronizing cut keeps the collective's completion where one epoch
       r[k].region(1.3, 3.0, kSolve);
       r[k].coll(3.0, 3.5, rt::kRegion_MPI_Barrier, -1, 0, 0);
     }
-    return finish(r, 3.6, false, {});
+    return finish(r, 3.6, false, requested);
   };
   const auto one = run(false);
-  const auto many = run(true);
   CHECK(one[0].get(Metric::critical_path, rt::kRegion_MPI_Barrier) == Approx(0.15 + 0.2));  // + the final one's
   CHECK(one[1].get(Metric::critical_path, rt::kRegion_MPI_Barrier) == Approx(0.0));
   // The final barrier's waits (0.3 s on r1 and r2) are r0's delay, from
@@ -322,12 +320,17 @@ TEST_CASE("a synchronizing cut keeps the collective's completion where one epoch
   // 0.25 s in kSolve, so 1/6 and 5/6 of each wait.
   CHECK(one[0].get(Metric::delay_barrier) == Approx(0.6));
   CHECK(one[0].get(Metric::delay_barrier, rt::kRegion_MPI_Barrier) == Approx(0.1));
-  for (int rank = 0; rank < 3; ++rank) {
-    for (std::uint32_t region : {static_cast<std::uint32_t>(rt::kRegion_MPI_Barrier), kSolve}) {
-      CHECK(many[rank].get(Metric::delay_barrier, region) == Approx(one[rank].get(Metric::delay_barrier, region)));
+  // The same with the cut, and with a requested cut after it too (the
+  // intervals carried across that one start at the completion as well).
+  for (const std::vector<double>& requested : {std::vector<double>{}, std::vector<double>{2.0}}) {
+    const auto many = run(true, requested);
+    for (int rank = 0; rank < 3; ++rank) {
+      for (std::uint32_t region : {static_cast<std::uint32_t>(rt::kRegion_MPI_Barrier), kSolve}) {
+        CHECK(many[rank].get(Metric::delay_barrier, region) == Approx(one[rank].get(Metric::delay_barrier, region)));
+      }
+      CHECK(many[rank].get(Metric::critical_path) == Approx(one[rank].get(Metric::critical_path)));
+      CHECK(many[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier) ==
+            Approx(one[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier)));
     }
-    CHECK(many[rank].get(Metric::critical_path) == Approx(one[rank].get(Metric::critical_path)));
-    CHECK(many[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier) ==
-          Approx(one[rank].get(Metric::critical_path, rt::kRegion_MPI_Barrier)));
   }
 }
