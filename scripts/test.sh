@@ -1,11 +1,14 @@
 #!/bin/bash
 # The second README command (and what CI runs): sets up, builds from scratch
-# and runs every test, twice:
-#   1. ./build against Open MPI (the default MPI): unit, MPI scenarios,
-#      install, tools, examples;
+# and runs every test:
+#   1. ./build against Open MPI (the default MPI): unit (with the fuzz
+#      targets on fixed random inputs), MPI scenarios (with 50 random
+#      programs and 20 kill trials), install, tools, examples;
 #   2. ./build-mpich against MPICH (-DONLINEWS_MPI=mpich): the same library,
 #      its MPI scenarios, install and example tests (the unit and tools
-#      tests use no MPI), less tests/mpich_excluded.txt.
+#      tests use no MPI), less tests/mpich_excluded.txt;
+#   3. the fuzz targets under libFuzzer with ASan and UBSan (Clang,
+#      ./build-fuzz), 60 s each (scripts/fuzz.sh).
 # Each step runs even if the one before failed; the exit code says whether all passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,14 +17,14 @@ scripts/fetch_libomp16.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rc=0
 # MPI scenarios are timed with sleeps: ctest runs them one at a time.
-echo "== 1/2: Open MPI (./build)"
+echo "== 1/3: Open MPI (./build)"
 rm -rf build
 if scripts/build.sh build; then
   ctest --test-dir build --output-on-failure || rc=1
 else
   rc=1
 fi
-echo "== 2/2: MPICH (./build-mpich)"
+echo "== 2/3: MPICH (./build-mpich)"
 rm -rf build-mpich
 excluded=$(grep -v '^#' tests/mpich_excluded.txt | grep . | paste -sd'|')  # (regular expressions)
 if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF; then
@@ -29,5 +32,8 @@ if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS
 else
   rc=1
 fi
-[ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI and MPICH)" || echo "scripts/test.sh: FAILED"
+echo "== 3/3: libFuzzer, ASan, UBSan (./build-fuzz)"
+rm -rf build-fuzz
+scripts/fuzz.sh 60 || rc=1
+[ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing)" || echo "scripts/test.sh: FAILED"
 exit "$rc"
