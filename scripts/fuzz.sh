@@ -23,6 +23,6 @@ for t in config replay; do
   echo "== fuzz_$t: ${seconds} s"
   (cd build-fuzz && "tests/fuzz/fuzz_${t}_libfuzzer" -max_total_time="$seconds" -print_final_stats=1 \
       "corpus/$t" "../tests/fuzz/corpus/$t" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|fuzz_)|Test unit written|BINGO" || true)
-  [ -z "$(ls build-fuzz/crash-* build-fuzz/timeout-* 2>/dev/null)" ] || { echo "fuzz_$t: failing input kept in build-fuzz/"; rc=1; }
+  [ -z "$(ls build-fuzz/crash-* build-fuzz/timeout-* build-fuzz/leak-* build-fuzz/oom-* 2>/dev/null)" ] || { echo "fuzz_$t: failing input kept in build-fuzz/"; rc=1; }
 done
 exit "$rc"
