@@ -4,6 +4,7 @@
 // property traps, as under libFuzzer; the input is then in
 // fuzz-failure.bin for `TARGET fuzz-failure.bin`.
 //   TARGET [--runs N] [--seed S] [--max-len L] [FILE...]
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,9 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
@@ -23,18 +27,30 @@ std::uint64_t next() {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-void run(const std::vector<std::uint8_t>& input) {
-  // Kept until the run returns: a trap leaves it for the reproduction.
-  std::FILE* f = std::fopen("fuzz-failure.bin", "wb");
-  if (f != nullptr) {
-    if (!input.empty()) std::fwrite(input.data(), 1, input.size(), f);
-    std::fclose(f);
+// The input being run, for the handler below.
+const std::vector<std::uint8_t>* g_input = nullptr;
+
+// A failed property traps (SIGILL), a memory error may end in SIGSEGV or
+// SIGABRT: the input that did it goes to fuzz-failure.bin, then the signal
+// ends the process as it would have (open/write/close are signal-safe).
+extern "C" void keep_input(int sig) {
+  const int fd = open("fuzz-failure.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0 && g_input != nullptr && !g_input->empty()) {
+    [[maybe_unused]] const ssize_t n = write(fd, g_input->data(), g_input->size());
   }
+  if (fd >= 0) close(fd);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void run(const std::vector<std::uint8_t>& input) {
+  g_input = &input;
   LLVMFuzzerTestOneInput(input.data(), input.size());
 }
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int sig : {SIGILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE}) std::signal(sig, keep_input);
   long runs = 1000, max_len = 512;
   std::uint64_t seed = 1;
   std::vector<std::string> files;
@@ -60,7 +76,6 @@ int main(int argc, char** argv) {
     for (auto& byte : input) byte = static_cast<std::uint8_t>(next());
     run(input);
   }
-  std::remove("fuzz-failure.bin");
   std::printf("%s: %zu files and %ld random inputs (seed %llu, up to %ld bytes): every property held\n", argv[0],
               files.size(), runs, static_cast<unsigned long long>(seed), max_len);
   return 0;

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   comms[0] = MPI_COMM_WORLD;
   MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
   for (int c = 2; c < kComms; ++c) {
-    for (int r = 0; r < np; ++r) colors[c][r] = pick(c);
+    for (int r = 0; r < np; ++r) colors[c][r] = pick(c); /* split A: 2 colors, split B: 3 */
     MPI_Comm_split(MPI_COMM_WORLD, colors[c][me], np - me, &comms[c]);
   }
   int counts[5] = {0, 0, 0, 0, 0};
