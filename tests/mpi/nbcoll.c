@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   MPI_Aint adispls[2] = {0, sizeof(int)};
   MPI_Datatype types[2] = {MPI_INT, MPI_INT};
   MPI_Request r;
+  /* (Aligned first: a rank that leaves MPI_Init 0.2 s after the other, as
+   * on a loaded machine, would otherwise turn the wait around.) */
+  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) sleep_s(0.2);
 
   MPI_Iallgatherv(&rank, 1, MPI_INT, got, one, displs, MPI_INT, MPI_COMM_WORLD, &r);
