@@ -113,9 +113,13 @@ def expected(mode, r, n, check, label):
         d = v("delay_latesender", rank=2, region="slow_stage")
         check(close(d, v("mpi_latesender", rank=3), 0.05),
               f"{label}: delay costs on rank 2's slow_stage {d:.4f} s = rank 3's waiting +- 5 %")
-        cp = v("critical_path", rank=2, region="slow_stage")
-        check(n * 0.001 <= cp <= n * 0.00115,
-              f"{label}: critical path through slow_stage {cp:.4f} s, expected N x 1 ms (+ sleep overshoot)")
+        # The slow stage sets the pace: the path runs through all of it (N x
+        # 1 ms by design; the execution's own slow_stage time carries the
+        # sleeps' overshoot: 1.71-1.81 s while a build ran, path 99.9-100 %).
+        cp, s2 = v("critical_path", rank=2, region="slow_stage"), v("time", rank=2, region="slow_stage")
+        check(n * 0.001 <= cp and 0.9 * s2 <= cp <= s2 + 0.001,
+              f"{label}: critical path through slow_stage {cp:.4f} s, its time {s2:.4f} s "
+              f"(N x 1 ms = {n * 0.001:.4f} s by design; 90-100 %)")
     elif mode == "farm":
         # The master waits while the three workers compute: N x T / 3 by
         # design, from the execution's own task times, which carry the
@@ -167,9 +171,13 @@ def expected(mode, r, n, check, label):
               f"{label}: delay costs on compute {d_all:.4f} s = all waiting the program's computation caused "
               f"{waits:.4f} s +- 5 %")
         check(d3 >= 2 / 3 * d_all, f"{label}: rank 3's compute causes {d3:.4f} s of it (at least two thirds)")
+        # The path runs through rank 3's compute, except where another
+        # rank's sleep overshot by more than 0.5 ms (N x 1.5 ms by design;
+        # while a build ran rank 3's compute took 2.61-2.68 s, path 99-100 %).
         cp = v("critical_path", rank=3, region="compute")
-        check(n * 0.0015 <= cp <= n * 0.0017,
-              f"{label}: critical path through rank 3's compute {cp:.4f} s, expected N x 1.5 ms (+ overshoot)")
+        check(n * 0.0015 <= cp and 0.9 * c3 <= cp <= c3 + 0.001,
+              f"{label}: critical path through rank 3's compute {cp:.4f} s, its time {c3:.4f} s "
+              f"(N x 1.5 ms = {n * 0.0015:.4f} s by design; 90-100 %)")
     elif mode == "handshake":
         # Each sender waits in its send what its prepare leaves of its
         # receiver's digest: N x (D - P) = N x 10 ms by design, from the
