@@ -8,7 +8,11 @@
 #      its MPI scenarios, install and example tests (the unit and tools
 #      tests use no MPI), less tests/mpich_excluded.txt;
 #   3. the fuzz targets under libFuzzer with ASan and UBSan (Clang,
-#      ./build-fuzz), 60 s each (scripts/fuzz.sh).
+#      ./build-fuzz), 60 s each (scripts/fuzz.sh);
+#   4. sanitizers: everything built with ASan and UBSan (./build-asan): unit
+#      tests, MPI scenarios (untimed), examples, 12 random programs
+#      (tests/sanitizers/run_asan.sh); the buffers, threads and sampling
+#      under TSan (./build-tsan, tests/sanitizers/run_tsan.sh).
 # Each step runs even if the one before failed; the exit code says whether all passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +21,14 @@ scripts/fetch_libomp16.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rc=0
 # MPI scenarios are timed with sleeps: ctest runs them one at a time.
-echo "== 1/3: Open MPI (./build)"
+echo "== 1/4: Open MPI (./build)"
 rm -rf build
 if scripts/build.sh build; then
   ctest --test-dir build --output-on-failure || rc=1
 else
   rc=1
 fi
-echo "== 2/3: MPICH (./build-mpich)"
+echo "== 2/4: MPICH (./build-mpich)"
 rm -rf build-mpich
 excluded=$(grep -v '^#' tests/mpich_excluded.txt | grep . | paste -sd'|')  # (regular expressions)
 if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF; then
@@ -32,8 +36,12 @@ if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS
 else
   rc=1
 fi
-echo "== 3/3: libFuzzer, ASan, UBSan (./build-fuzz)"
+echo "== 3/4: libFuzzer, ASan, UBSan (./build-fuzz)"
 rm -rf build-fuzz
 scripts/fuzz.sh 60 || rc=1
-[ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing)" || echo "scripts/test.sh: FAILED"
+echo "== 4/4: ASan + UBSan (./build-asan), TSan (./build-tsan)"
+rm -rf build-asan build-tsan
+tests/sanitizers/run_asan.sh || rc=1
+tests/sanitizers/run_tsan.sh || rc=1
+[ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)" || echo "scripts/test.sh: FAILED"
 exit "$rc"

@@ -85,9 +85,22 @@ def launch(mpiexec, np_):
     return priority() + [mpiexec] + (["--oversubscribe"] if _OPEN_MPI[mpiexec] else []) + ["-np", str(np_)]
 
 
+def sanitizer_runtimes(lib):
+    """The sanitizer runtimes a sanitized build of `lib` links
+    (-DONLINEWS_SANITIZE): preloaded into a program built without them,
+    they must come first ("ASan runtime does not come first in initial
+    library list")."""
+    try:
+        out = subprocess.run(["ldd", lib], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [m.group(1) for m in re.finditer(r"lib(?:asan|tsan|ubsan)\.so\S*\s+=>\s+(\S+)", out)]
+
+
 def preload(mpiexec, lib):
     """mpiexec options that preload `lib` into every rank (after launch())."""
-    return ["-x", "LD_PRELOAD=" + lib] if _OPEN_MPI.get(mpiexec, True) else ["-genv", "LD_PRELOAD", lib]
+    libs = ":".join(sanitizer_runtimes(lib) + [lib])
+    return ["-x", "LD_PRELOAD=" + libs] if _OPEN_MPI.get(mpiexec, True) else ["-genv", "LD_PRELOAD", libs]
 
 
 def mpi_env(**extra):
@@ -135,11 +148,12 @@ def script_arguments(exe_help, lib=False):
 
 
 def fresh_workdir(args):
-    """Absolute --exe (and --lib) paths, and --workdir emptied: a Path."""
+    """Absolute --exe (and --lib) paths, and --workdir emptied: an absolute
+    Path (the scripts run their programs in it and name files below it)."""
     args.exe = str(Path(args.exe).resolve())
     if getattr(args, "lib", None):
         args.lib = str(Path(args.lib).resolve())
-    work = Path(args.workdir)
+    work = Path(args.workdir).resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     return work

@@ -1,18 +1,18 @@
 #!/bin/bash
 # Builds onlinews and the threaded test programs with ThreadSanitizer (in
-# ./build-tsan), runs them, and fails if any TSan report has an onlinews
-# frame in one of its stacks.  Debian's Open MPI is not instrumented: TSan
+# ./build-tsan), runs them, and fails if any TSan report is onlinews' own
+# (tests/sanitizers/reports.py).  Debian's Open MPI is not instrumented: TSan
 # sees its memory accesses (through interceptors) but not the atomics that
 # order them, so it reports races, lock-order inversions and an unlock of an
 # unlocked mutex inside Open MPI 4.1 (ob1 matching, vader FIFOs, request
 # completion, the application's buffers filled by MPI's memcpy).  Those are
 # counted and listed, not suppressed by library name: a report is ours when
-# the innermost frame (below TSan's interceptors) of one of its stacks is
-# onlinews code -- the racing access, the lock, the thread creation is
-# ours.  (onlinews' own PMPI calls drive Open MPI's progress engine, which
-# then completes other threads' requests inside them: those races are
-# Open MPI's, with onlinews frames further out.)
-# Usage: tests/tsan/run_tsan.sh      (a few minutes; logs kept on failure)
+# the innermost frame (below the sanitizer runtime and the C and C++
+# libraries) of one of its stacks is onlinews code -- the racing access, the
+# lock, the thread creation is ours.  (onlinews' own PMPI calls drive Open
+# MPI's progress engine, which then completes other threads' requests inside
+# them: those races are Open MPI's, with onlinews frames further out.)
+# Usage: tests/sanitizers/run_tsan.sh      (a few minutes; logs kept on failure)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -43,33 +43,5 @@ for mode in tags same; do
   mpirun --oversubscribe -np 2 -x OMPI_MCA_btl -x TSAN_OPTIONS "$root/build-tsan/tests/mpi/thread_multiple" $mode \
     > multiple_$mode.log 2>&1 || { tail -20 multiple_$mode.log; exit 1; }
 done
-# One report per block between "==================" lines.
-/usr/bin/python3 - "$logs" <<'PY'
-import glob, re, sys, collections
-ours, theirs = [], collections.Counter()
-for path in glob.glob(sys.argv[1] + "/tsan.*"):
-    for block in open(path, errors="replace").read().split("==================\n"):
-        if "WARNING: ThreadSanitizer" not in block:
-            continue
-        summary = next((l for l in block.splitlines() if l.startswith("SUMMARY")), "?")
-        mine = re.compile(r"onlinews::|libonlinews|/(runtime|inline_analysis|io|postpass|ompt)/\w+\.(cpp|hpp)")
-        innermost, first = [], True
-        for line in block.splitlines():
-            if not re.match(r"\s+#\d", line):
-                first = True
-                continue
-            if first and not re.search(r"libtsan|sanitizer_common|tsan_interceptors", line):
-                innermost.append(line)
-                first = False
-        if any(mine.search(l) for l in innermost):
-            ours.append(block)
-        else:
-            theirs[re.sub(r"\+0x[0-9a-f]+", "", summary)] += 1
-for s, n in theirs.most_common():
-    print(f"  Open MPI's own ({n}x): {s.replace('SUMMARY: ThreadSanitizer: ', '')}")
-if ours:
-    print("\n".join(ours[:3]))
-    sys.exit(f"FAIL: {len(ours)} ThreadSanitizer report(s) in onlinews code (logs in {sys.argv[1]})")
-print(f"PASS: no ThreadSanitizer report is in onlinews code ({sum(theirs.values())} inside Open MPI only)")
-PY
+/usr/bin/python3 "$root/tests/sanitizers/reports.py" "$logs/tsan" "$root" || { echo "(logs in $logs)"; exit 1; }
 rm -rf "$logs"
