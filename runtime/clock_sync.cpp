@@ -43,47 +43,72 @@ void ClockSync::init(MPI_Comm comm, int rank, const std::vector<int>& host_of_ra
   update_map();
 }
 
-void ClockSync::measure(MPI_Comm comm) {
-  // offsets[d]: domain d's clock minus rank 0's, at about the same moment;
-  // the last element carries the worst round trip.
-  const int domains = this->domains();
-  std::vector<double> offsets(static_cast<std::size_t>(domains) + 1, 0.0);
-  if (rank_ == 0) {
-    double worst_rtt = 0;
-    for (int d = 1; d < domains; ++d) {
-      const int peer = leader_of_domain_[static_cast<std::size_t>(d)];
-      double best = -1, off = 0;
-      for (int k = 0; k < kRounds; ++k) {
-        double t1 = 0;
-        const double t0 = local(monotonic_ns());
-        PMPI_Send(&t0, 1, MPI_DOUBLE, peer, kClockTag, comm);
-        PMPI_Recv(&t1, 1, MPI_DOUBLE, peer, kClockTag, comm, MPI_STATUS_IGNORE);
-        const double t2 = local(monotonic_ns());
-        if (best < 0 || t2 - t0 < best) {
-          best = t2 - t0;
-          off = t1 - 0.5 * (t0 + t2);
-        }
-      }
-      offsets[static_cast<std::size_t>(d)] = off;
-      worst_rtt = std::max(worst_rtt, best);
-    }
-    offsets[static_cast<std::size_t>(domains)] = worst_rtt;
-  } else if (leader_of_domain_[static_cast<std::size_t>(my_domain_)] == rank_) {
-    for (int k = 0; k < kRounds; ++k) {
-      double t0 = 0;
-      PMPI_Recv(&t0, 1, MPI_DOUBLE, 0, kClockTag, comm, MPI_STATUS_IGNORE);
-      const double t1 = local(monotonic_ns());
-      PMPI_Send(&t1, 1, MPI_DOUBLE, 0, kClockTag, comm);
+// One ping-pong series with `peer` (this side sends first): the offset of
+// the peer's clock from this one's, at the round with the shortest round
+// trip, and that round trip (ns).
+std::pair<double, double> ClockSync::ping(MPI_Comm comm, int peer) const {
+  double best = -1, off = 0;
+  for (int k = 0; k < kRounds; ++k) {
+    double t1 = 0;
+    const double t0 = local(monotonic_ns());
+    PMPI_Send(&t0, 1, MPI_DOUBLE, peer, kClockTag, comm);
+    PMPI_Recv(&t1, 1, MPI_DOUBLE, peer, kClockTag, comm, MPI_STATUS_IGNORE);
+    const double t2 = local(monotonic_ns());
+    if (best < 0 || t2 - t0 < best) {
+      best = t2 - t0;
+      off = t1 - 0.5 * (t0 + t2);
     }
   }
-  PMPI_Bcast(offsets.data(), domains + 1, MPI_DOUBLE, 0, comm);
+  return {off, best};
+}
+
+void ClockSync::pong(MPI_Comm comm, int peer) const {
+  for (int k = 0; k < kRounds; ++k) {
+    double t0 = 0;
+    PMPI_Recv(&t0, 1, MPI_DOUBLE, peer, kClockTag, comm, MPI_STATUS_IGNORE);
+    const double t1 = local(monotonic_ns());
+    PMPI_Send(&t1, 1, MPI_DOUBLE, peer, kClockTag, comm);
+  }
+}
+
+void ClockSync::measure(MPI_Comm comm) {
+  // The domains' leaders form a binary tree (domain d's parent is
+  // (d - 1) / 2, rank 0's domain the root): each leader measures its
+  // parent's offset from its own clock, after it has answered its children
+  // (leaves first, so nobody waits in a cycle), and the offsets from rank 0
+  // add up along the path.  The measurements of a level run at the same
+  // time: log2(domains) sequential rounds instead of one per domain (a star
+  // at rank 0 took domains x 5 round trips).  The error of a hop adds up
+  // along the path, at most log2(domains) of them.
+  const int domains = this->domains();
+  // Per domain: its offset from its parent (its clock minus the parent's),
+  // then per domain the round trip of that measurement.
+  std::vector<double> rel(2 * static_cast<std::size_t>(domains), 0.0);
+  std::vector<double> all(rel.size(), 0.0);
+  if (leader_of_domain_[static_cast<std::size_t>(my_domain_)] == rank_) {
+    const int d = my_domain_;
+    for (int c = 2 * d + 1; c <= 2 * d + 2 && c < domains; ++c) pong(comm, leader_of_domain_[static_cast<std::size_t>(c)]);
+    if (d > 0) {
+      const auto [off, rtt] = ping(comm, leader_of_domain_[static_cast<std::size_t>((d - 1) / 2)]);
+      rel[static_cast<std::size_t>(d)] = -off;  // (off: the parent's clock minus this one's)
+      rel[static_cast<std::size_t>(domains + d)] = rtt;
+    }
+  }
+  PMPI_Allreduce(rel.data(), all.data(), static_cast<int>(rel.size()), MPI_DOUBLE, MPI_SUM, comm);
+  // offsets[d]: domain d's clock minus rank 0's (parents come before their children).
+  std::vector<double> offsets(static_cast<std::size_t>(domains), 0.0);
+  double worst_rtt = 0;
+  for (int d = 1; d < domains; ++d) {
+    offsets[static_cast<std::size_t>(d)] = offsets[static_cast<std::size_t>((d - 1) / 2)] + all[static_cast<std::size_t>(d)];
+    worst_rtt = std::max(worst_rtt, all[static_cast<std::size_t>(domains + d)]);
+  }
   double off = offsets[static_cast<std::size_t>(my_domain_)];
   if (skew_.on) off += (rank_ % 2 == 0 ? 1.0 : -1.0) * skew_.error_us * 1e3;
   cur_ = {local(monotonic_ns()), off};
   max_offset_ = 0;
   for (int d = 0; d < domains; ++d) max_offset_ = std::max(max_offset_, std::fabs(offsets[static_cast<std::size_t>(d)]));
   max_offset_ *= 1e-9;
-  max_rtt_ = offsets[static_cast<std::size_t>(domains)] * 1e-9;
+  max_rtt_ = worst_rtt * 1e-9;
 }
 
 void ClockSync::sample(MPI_Comm comm) {

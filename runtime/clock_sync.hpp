@@ -1,7 +1,8 @@
 // Clock offsets between hosts (DESIGN.md §7).  Ranks on one host share
-// CLOCK_MONOTONIC; ranks on different hosts do not.  Rank 0 measures the
-// offset of every other host ("clock domain") by ping-pong at MPI_Init and at
-// every epoch, and each window's timestamps are shifted by an offset that is
+// CLOCK_MONOTONIC; ranks on different hosts do not.  The offset of every
+// host ("clock domain") from rank 0's is measured by ping-pong along a tree
+// of the hosts' first ranks at MPI_Init and at every synchronizing cut, and
+// each window's timestamps are shifted by an offset that is
 // interpolated linearly between the measurements at its two ends, so drift
 // is followed piecewise instead of by one line through the whole run.
 // With a single domain all of this is a no-op.
@@ -16,6 +17,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -36,10 +38,17 @@ class ClockSync {
 
   // CLOCK_MONOTONIC ns of this rank -> ns on rank 0's clock (an affine map
   // per window, set up by sample()).
-  std::uint64_t to_global(std::uint64_t mono_ns) const {
-    const double g = gain_ * static_cast<double>(mono_ns) + bias_;
-    return g > 0 ? static_cast<std::uint64_t>(g + 0.5) : 0;
-  }
+  std::uint64_t to_global(std::uint64_t mono_ns) const { return map()(mono_ns); }
+  // That map as a value (a drain maps every event with it: a copy in
+  // registers instead of a load through the state at each event).
+  struct Map {
+    double gain, bias;
+    std::uint64_t operator()(std::uint64_t mono_ns) const {
+      const double g = gain * static_cast<double>(static_cast<std::int64_t>(mono_ns)) + bias;  // (< 2^63: clock.hpp)
+      return g > 0 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(g + 0.5)) : 0;
+    }
+  };
+  Map map() const { return {gain_, bias_}; }
 
   int domains() const { return static_cast<int>(leader_of_domain_.size()); }
   // Largest |offset| over the domains at the latest measurement (seconds).
@@ -51,6 +60,8 @@ class ClockSync {
  private:
   double local(std::uint64_t mono) const;  // mono -> this rank's (possibly skewed) clock, ns
   void measure(MPI_Comm comm);
+  std::pair<double, double> ping(MPI_Comm comm, int peer) const;
+  void pong(MPI_Comm comm, int peer) const;
   void update_map();
 
   struct Point {
