@@ -80,6 +80,19 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     std::int32_t link;  // into `matched`
     bool violated;      // at some point during the correction
   };
+  // Whether any constraint is violated: usually none, so this is checked
+  // before the constraints are collected and sorted.
+  auto violated = [&](std::size_t event) {
+    const std::int32_t l = st.links[event];
+    return l >= 0 && static_cast<std::int64_t>(ev[event].time) < matched[static_cast<std::size_t>(l)].enter;
+  };
+  bool broken = false;
+  for (const CompletedRecv& cr : completed) broken = broken || violated(cr.event);
+  for (const auto& [recv, probe] : probed) broken = broken || violated(probe);
+  double any = broken || clock_carry ? 1.0 : 0.0;
+  co_await t.allreduce_max(&any, 1);
+  if (any == 0) co_return;  // the same on every rank: from here on, every step is collective
+
   std::vector<Constraint> cons;
   for (const CompletedRecv& cr : completed) {
     if (st.links[cr.event] >= 0) cons.push_back({cr.event, st.links[cr.event], false});
@@ -98,9 +111,7 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
     }
     return v;
   };
-  double any = violations() > 0 || clock_carry ? 1.0 : 0.0;
-  co_await t.allreduce_max(&any, 1);
-  if (any == 0) co_return;  // the same on every rank: from here on, every step is collective
+  violations();  // (marks the constraints violated from the start)
 
   std::vector<std::int64_t> orig(n), fwd(n);
   for (std::size_t i = 0; i < n; ++i) orig[i] = static_cast<std::int64_t>(ev[i].time);

@@ -1,6 +1,5 @@
 // Internal state of the Analyzer (not part of the stage interface).
 #pragma once
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -164,7 +163,35 @@ struct Analyzer::Impl {
   // Synchronizing blocking sends whose call was still open at the window's
   // end, by frame: their Leave in a later window completes them.
   FlatMap<std::uint32_t, OpenSend> open_blocking;
-  std::map<MsgKey, std::deque<SendRecord>> pending;  // arrived, not yet received
+  // Sends arrived and not yet received on one envelope, oldest first: a
+  // vector and the position of its oldest (a std::deque erased at its front
+  // took a call per message, a twentieth of a tight loop's matching).
+  class SendQueue {
+   public:
+    void push_back(const SendRecord& r) { v_.push_back(r); }
+    std::size_t size() const { return v_.size() - head_; }
+    bool empty() const { return head_ == v_.size(); }
+    SendRecord& operator[](std::size_t i) { return v_[head_ + i]; }
+    // Removes the i-th oldest.
+    void erase(std::size_t i) {
+      if (i > 0) {
+        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(head_ + i));
+      } else if (++head_ == v_.size()) {
+        v_.clear();
+        head_ = 0;
+      } else if (head_ >= 4096 && 2 * head_ >= v_.size()) {  // (keeps memory to twice what is queued)
+        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    std::vector<SendRecord>::iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    std::vector<SendRecord>::iterator end() { return v_.end(); }
+
+   private:
+    std::vector<SendRecord> v_;
+    std::size_t head_ = 0;
+  };
+  std::map<MsgKey, SendQueue> pending;  // arrived, not yet received
   // Windows left to match carefully after one that lost events (see
   // exchange_and_match): sends of the lost window are gone from `pending`.
   int realign = 0;
@@ -361,9 +388,16 @@ struct Analyzer::Impl {
   // Events per slice of the passes over a whole window (annotate,
   // collect_messages): ~0.1 ms.
   static constexpr std::size_t kSliceEvents = 4096;
+  // Events per slice of the walks (their handlers do more per event).
+  static constexpr std::size_t kWalkSlice = 256;
   // replay.cpp
   // Call paths, enter and leave times of every event (in slices).
   Task<> annotate(LocationWindow& w, Scheduler& sched);
+  // Its forward part for events [lo, hi).  (The per-event loops of the
+  // passes are plain functions called once per slice: inside a coroutine
+  // every variable that lives across a suspension sits in its frame, so the
+  // loop loaded and stored its index and bounds at every event.)
+  void annotate_range(const LocationWindow& w, LocationState& st, std::size_t lo, std::size_t hi);
   // ... the leave times only (again after a clock correction), of the
   // events [lo, hi), walking back from hi with the Leave times of the
   // regions still open there (`leaves`, innermost last).
@@ -374,6 +408,10 @@ struct Analyzer::Impl {
     fill_leaves(w, st, leaves, 0, w.events.size());
   }
   Task<> walk(Phase ph, std::vector<LocationWindow>& windows, Scheduler& sched);
+  // One pass of a walk over the window's events with positions [lo, hi) in
+  // the phase's order (backward: from the end).
+  void walk_range(Phase ph, const LocationWindow& w, const LocationState& st, const Dispatch& handlers,
+                  bool with_comm, ReplayContext& ctx, std::size_t lo, std::size_t hi) const;
   // matching.cpp
   // Events [begin, end) of the window (in slices: a window holds up to
   // two buffers' worth).

@@ -236,7 +236,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
       continue;
     }
     const SendRecord r = q[reserved];
-    q.erase(q.begin() + static_cast<std::ptrdiff_t>(reserved));
+    q.erase(reserved);
     if (q.empty()) pending.erase(it);
     // (Matched, so that later messages stay aligned; not analyzed.)
     if (ambiguous[k] != 0 || (r.flags & sendflag::kAmbiguous) != 0) {

@@ -43,18 +43,8 @@ Metric time_category(const RegionDef* r) {
 
 namespace {
 
-// Parent indices are resolved from the names at static-init time; the
-// X-macro lists parents before children, so a forward scan suffices.
-constexpr int kNone = -1;
-enum ParentName : int {
-#define ONLINEWS_METRIC(id, parent, unit, display, desc) pn_##id,
-#include "metrics.def"
-#undef ONLINEWS_METRIC
-};
-constexpr int pn_none = kNone;
-
 const MetricInfo kInfos[] = {
-#define ONLINEWS_METRIC(id, parent, unit, display, desc) {#id, pn_##parent, unit, display, desc},
+#define ONLINEWS_METRIC(id, parent, unit, display, desc) {#id, metric_detail::pn_##parent, unit, display, desc},
 #include "metrics.def"
 #undef ONLINEWS_METRIC
 };

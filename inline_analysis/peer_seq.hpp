@@ -21,7 +21,12 @@ class PeerSeqIndex {
 
   void set(int peer, std::uint32_t seq, std::size_t value) {
     std::vector<std::size_t>& v = row(peer);
-    if (seq >= v.size()) v.resize(static_cast<std::size_t>(seq) + 1, kNone);
+    if (seq == v.size()) {  // (the usual case: seqs come in order)
+      v.push_back(value);
+      ++size_;
+      return;
+    }
+    if (seq > v.size()) v.resize(static_cast<std::size_t>(seq) + 1, kNone);
     if (v[seq] == kNone) ++size_;
     v[seq] = value;
   }

@@ -123,25 +123,9 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
   st.links.assign(n, -1);
   st.marks.assign(n, 0);
   // Forward: call paths, enter times and frames from the persistent stack.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i % kSliceEvents == kSliceEvents - 1) co_await sched.slice();
-    const Event& e = w.events[i];
-    const auto t = static_cast<std::int64_t>(e.time);
-    EventAnnotation& a = st.annot[i];
-    if (e.kind != EventKind::Enter && e.kind != EventKind::Leave) st.window_mpi = true;
-    if (e.kind == EventKind::Enter) {
-      omp_seen = omp_seen || e.team() != 0;
-      const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
-      const std::uint32_t cp = callpaths.child(parent, e.region(), e.site());
-      st.stack.push_back({cp, t, next_frame++});
-      a = {t, kOpen, cp, st.stack.back().frame};
-    } else if (!st.stack.empty()) {
-      const Frame& f = st.stack.back();
-      a = {f.enter, kOpen, f.callpath, f.frame};
-      if (e.kind == EventKind::Leave) st.stack.pop_back();
-    } else {
-      a = {t, kOpen, kNoCallpath, 0};  // unbalanced Leave: ignored by the patterns
-    }
+  for (std::size_t lo = 0; lo < n; lo += kSliceEvents) {
+    annotate_range(w, st, lo, std::min(n, lo + kSliceEvents));
+    if (lo + kSliceEvents < n) co_await sched.slice();
   }
   std::vector<std::int64_t> leaves;
   for (std::size_t hi = n; hi > 0;) {
@@ -150,6 +134,33 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     hi = lo;
     co_await sched.slice();
   }
+}
+
+void Analyzer::Impl::annotate_range(const LocationWindow& w, LocationState& st, std::size_t lo, std::size_t hi) {
+  bool mpi = st.window_mpi, omp = omp_seen;
+  for (std::size_t i = lo; i < hi; ++i) {
+    const Event& e = w.events[i];
+    const auto t = static_cast<std::int64_t>(e.time);
+    EventAnnotation& a = st.annot[i];
+    if (e.kind == EventKind::Enter) {
+      omp = omp || e.team() != 0;
+      const std::uint32_t parent = st.stack.empty() ? kNoCallpath : st.stack.back().callpath;
+      const std::uint32_t cp = callpaths.child(parent, e.region(), e.site());
+      st.stack.push_back({cp, t, next_frame++});
+      a = {t, kOpen, cp, st.stack.back().frame};
+      continue;
+    }
+    if (e.kind != EventKind::Leave) mpi = true;
+    if (!st.stack.empty()) {
+      const Frame& f = st.stack.back();
+      a = {f.enter, kOpen, f.callpath, f.frame};
+      if (e.kind == EventKind::Leave) st.stack.pop_back();
+    } else {
+      a = {t, kOpen, kNoCallpath, 0};  // unbalanced Leave: ignored by the patterns
+    }
+  }
+  st.window_mpi = mpi;
+  omp_seen = omp;
 }
 
 // Backward: each event learns when its enclosing region is left.
@@ -183,18 +194,9 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
                                : with_time ? (omp_seen ? both_omp_dispatch : both_dispatch)
                                            : dispatch;
     const std::size_t n = w.events.size();
-    for (std::size_t k = 0; k < n; ++k) {
-      if ((k & 255) == 255) co_await sched.slice();
-      const std::size_t i = ph == Phase::Forward ? k : n - 1 - k;
-      const Event& e = w.events[i];
-      if (st.annot[i].callpath == kNoCallpath) continue;
-      ctx.set_index(i);
-      for (const auto& h : handlers.handlers(ph, e.kind)) h(e, ctx);
-      if (!with_comm) continue;
-      const auto& linked = dispatch.linked_handlers(ph, e.kind);
-      if (!linked.empty() && st.links[i] >= 0) {
-        for (const auto& h : linked) h(e, ctx);
-      }
+    for (std::size_t k = 0; k < n; k += kWalkSlice) {
+      walk_range(ph, w, st, handlers, with_comm, ctx, k, std::min(n, k + kWalkSlice));
+      if (k + kWalkSlice < n) co_await sched.slice();
     }
     if (ph == Phase::Backward) {
       if (with_time) {
@@ -212,6 +214,25 @@ Task<> Analyzer::Impl::walk(Phase ph, std::vector<LocationWindow>& windows, Sche
   }
   if (comm && view_merged()) co_await pass(merged, false, true);
   ctx.set_origin(nullptr);
+}
+
+void Analyzer::Impl::walk_range(Phase ph, const LocationWindow& w, const LocationState& st, const Dispatch& handlers,
+                                bool with_comm, ReplayContext& ctx, std::size_t lo, std::size_t hi) const {
+  const std::size_t n = w.events.size();
+  const bool forward = ph == Phase::Forward;
+  for (std::size_t k = lo; k < hi; ++k) {
+    const std::size_t i = forward ? k : n - 1 - k;
+    const Event& e = w.events[i];
+    if (st.annot[i].callpath == kNoCallpath) continue;
+    const auto& hs = handlers.handlers(ph, e.kind);
+    const auto& linked = dispatch.linked_handlers(ph, e.kind);
+    if (hs.empty() && (!with_comm || linked.empty())) continue;
+    ctx.set_index(i);
+    for (const auto& h : hs) h(e, ctx);
+    if (with_comm && !linked.empty() && st.links[i] >= 0) {
+      for (const auto& h : linked) h(e, ctx);
+    }
+  }
 }
 
 Task<> Analyzer::Impl::run_sync_replay(LocationWindow& w, std::vector<LocationWindow>& windows, Transport& t) {

@@ -175,11 +175,13 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
   }
   auto& acc = r_.scratch_;
   auto& touched = r_.touched_;
-  if (acc.size() < tree.size()) acc.resize(tree.size(), 0.0);
-  auto charge = [&](std::uint32_t cp, std::int64_t a, std::int64_t b) {
-    if (b <= a || cp == kNoCallpath || cp >= acc.size()) return;
-    if (acc[cp] == 0.0) touched.push_back(cp);
-    acc[cp] += secs(b - a);
+  if (acc.size() < tree.size()) acc.resize(tree.size(), 0);
+  // (Summed in ns; runs of events owned by the same call path are summed
+  // first: most time maps span many events.)
+  auto charge = [&](std::uint32_t cp, std::int64_t ns) {
+    if (ns <= 0 || cp == kNoCallpath || cp >= acc.size()) return;
+    if (acc[cp] == 0) touched.push_back(cp);
+    acc[cp] += ns;
   };
   // A window that ends (or starts) at a requested cut reaches past its last
   // (before its first) event: that time belongs to the region open there.
@@ -187,27 +189,56 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
   if (t0 < first) {
     std::uint32_t cp = an.front().callpath;  // open before the first event
     if (ev.front().kind == EventKind::Enter && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, t0, std::min(first, t1));
+    charge(cp, std::min(first, t1) - t0);
   }
   if (t1 > last) {
     std::uint32_t cp = an.back().callpath;  // open after the last event
     if (ev.back().kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, std::max(last, t0), t1);
+    charge(cp, t1 - std::max(last, t0));
   }
+  // The call path that owns the time after event i.
+  auto owner = [&](std::size_t i) {
+    const std::uint32_t cp = an[i].callpath;
+    return ev[i].kind == EventKind::Leave && cp != kNoCallpath ? tree.node(cp).parent : cp;
+  };
   // The event whose following interval contains t0.
   std::size_t i = first_after(ev, t0, near);
   i = i > 0 ? i - 1 : 0;
-  for (; i + 1 < ev.size() && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
+  const std::size_t start = i, n = ev.size();
+  // A long span takes whole chunks from the index (time_map_index.hpp).
+  const TimeMapIndex::Window* index = nullptr;
+  if (n >= TimeMapIndex::min_span && first_after(ev, t1, i) - start >= TimeMapIndex::min_span) {
+    index = &r_.index_.of(ev, owner);
+  }
+  std::uint32_t run_cp = kNoCallpath;
+  std::int64_t run_ns = 0;
+  for (; i + 1 < n && static_cast<std::int64_t>(ev[i].time) < t1; ++i) {
+    if (index != nullptr && i > start && i % TimeMapIndex::kChunk == 0) {
+      // Every interval of the chunk lies in [t0, t1] (each event after
+      // `start` is past t0): its sums are the scan's.
+      const std::size_t c = i / TimeMapIndex::kChunk, e = std::min(n - 1, i + TimeMapIndex::kChunk);
+      if (static_cast<std::int64_t>(ev[e].time) <= t1) {
+        for (const auto* x = index->begin(c); x != index->end(c); ++x) charge(x->callpath, x->ns);
+        i = e - 1;
+        continue;
+      }
+    }
     const std::int64_t a = std::max<std::int64_t>(static_cast<std::int64_t>(ev[i].time), t0);
     const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(ev[i + 1].time), t1);
-    std::uint32_t cp = an[i].callpath;  // the call path that owns the time after event i
-    if (ev[i].kind == EventKind::Leave && cp != kNoCallpath) cp = tree.node(cp).parent;
-    charge(cp, a, b);
+    const std::uint32_t cp = owner(i);
+    if (b <= a) continue;
+    if (cp != run_cp) {
+      charge(run_cp, run_ns);
+      run_cp = cp;
+      run_ns = 0;
+    }
+    run_ns += b - a;
   }
+  charge(run_cp, run_ns);
   for (std::uint32_t cp : touched) {
     out.callpaths.push_back(cp);
-    out.seconds.push_back(acc[cp]);
-    acc[cp] = 0.0;
+    out.seconds.push_back(secs(acc[cp]));
+    acc[cp] = 0;
   }
   touched.clear();
   return out;

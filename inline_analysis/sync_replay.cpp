@@ -272,6 +272,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
 Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, ReplayContext& rc, Transport& t) {
   in_ = &in;
   transport_ = &t;
+  index_.clear();
   truncated_ = 0;
   unexplained_ = 0;
   unexplained_pairs_ = 0;

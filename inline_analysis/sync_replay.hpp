@@ -32,6 +32,7 @@
 #include "pattern.hpp"
 #include "replay_mail.hpp"
 #include "sym.hpp"
+#include "time_map_index.hpp"
 
 namespace onlinews::analysis {
 
@@ -361,7 +362,8 @@ class SyncReplay {
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)
-  std::vector<double> scratch_;
+  std::vector<std::int64_t> scratch_;  // SyncContext::time_map_in: ns per call path
+  TimeMapIndex index_;                 // ... its chunk sums of this epoch's windows
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
   std::uint64_t unexplained_ = 0;

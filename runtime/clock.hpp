@@ -62,11 +62,14 @@ class ClockMapper {
       slope_ = static_cast<double>(cur_.ns - prev_.ns) / static_cast<double>(cur_.raw - prev_.raw);
     }
   }
-  std::uint64_t to_ns(std::uint64_t raw) const {
-    if (!g_use_tsc) return raw;
-    const double d = (static_cast<double>(raw) - static_cast<double>(prev_.raw)) * slope_;
-    const double ns = static_cast<double>(prev_.ns) + d;
-    return ns > 0 ? static_cast<std::uint64_t>(ns) : 0;
+  std::uint64_t to_ns(std::uint64_t raw) const { return g_use_tsc ? tsc_to_ns(raw) : raw; }
+  // ... when the raw clock is the TSC.
+  std::uint64_t tsc_to_ns(std::uint64_t raw) const {
+    // (Through int64: both values stay below 2^63, and x86-64 converts
+    // signed integers in one instruction, unsigned ones in about ten.)
+    const double d = static_cast<double>(static_cast<std::int64_t>(raw - prev_.raw)) * slope_;
+    const double ns = static_cast<double>(static_cast<std::int64_t>(prev_.ns)) + d;
+    return ns > 0 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(ns)) : 0;
   }
   double slope() const { return slope_; }
 

@@ -147,7 +147,11 @@ void Pipeline::drain(bool all) {
     }
     const std::size_t first = p.size();
     if (events) {
-      b->drain(p, [this](std::uint64_t raw) { return global_ns(s_, raw); });
+      // (global_ns with both maps copied: the same arithmetic.)
+      const ClockMapper local = s_.clock;
+      const ClockSync::Map global = s_.clock_sync.map();
+      const bool tsc = g_use_tsc;
+      b->drain(p, [local, global, tsc](std::uint64_t raw) { return global(tsc ? local.tsc_to_ns(raw) : raw); });
       dropped_[static_cast<std::size_t>(i)] += b->take_dropped();
     }
     if (samples) {

@@ -2,6 +2,7 @@
 // (syncs_send / syncs_recv), any other a communication (comms_send /
 // comms_recv); bytes_sent at the sending call, bytes_rcvd at the call that
 // completes the receive (sized by the matched send).
+#include "../callpath_sums.hpp"
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -17,16 +18,28 @@ class MessageCounts final : public Pattern {
   }
 
  private:
+  // Summed per (location, call path) and added to the profile once per
+  // epoch (callpath_sums.hpp), in this order:
+  static constexpr Metric kMetrics[] = {Metric::syncs_send, Metric::comms_send, Metric::bytes_sent,
+                                        Metric::syncs_recv, Metric::comms_recv, Metric::bytes_rcvd};
   void on_send(const Event& e, ReplayContext& ctx) {
-    ctx.add_inclusive(e.bytes == 0 ? Metric::syncs_send : Metric::comms_send, 1.0);
-    ctx.add_inclusive(Metric::bytes_sent, static_cast<double>(e.bytes));
+    double* v = sums_.at(ctx.location(), ctx.callpath());
+    v[e.bytes == 0 ? 0 : 1] += 1.0;
+    v[2] += static_cast<double>(e.bytes);
   }
   void on_receive(const Event&, ReplayContext& ctx) {
     const SendRecord* s = ctx.matched_send();
     if (s == nullptr) return;
-    ctx.add_inclusive(s->bytes == 0 ? Metric::syncs_recv : Metric::comms_recv, 1.0);
-    ctx.add_inclusive(Metric::bytes_rcvd, static_cast<double>(s->bytes));
+    double* v = sums_.at(ctx.location(), ctx.callpath());
+    v[s->bytes == 0 ? 3 : 4] += 1.0;
+    v[5] += static_cast<double>(s->bytes);
   }
+  void on_walks_done(ReplayContext& ctx) override {
+    sums_.flush([&](int loc, std::uint32_t cp, const double* v) {
+      for (int i = 0; i < 6; ++i) ctx.add_inclusive_at(kMetrics[i], loc, cp, v[i]);
+    });
+  }
+  CallpathSums<double, 6> sums_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <climits>
 #include <vector>
 
+#include "../callpath_sums.hpp"
 #include "omp_roles.hpp"
 
 namespace onlinews::analysis {
@@ -37,31 +38,28 @@ class TimeVisits final : public Pattern {
   // The time category of a call path and its ancestors in the metric tree,
   // computed once per call path.
   struct Chain {
-    std::int16_t m[8];
-    std::int8_t n = -1;        // -1: not computed yet
-    bool team = false;         // inside an implicit task
-    bool worker_task = false;  // entering it makes the thread a worker (omp_roles.hpp)
+    const MetricChain* metrics = nullptr;  // nullptr: not computed yet
+    bool team = false;                     // inside an implicit task
+    bool worker_task = false;              // entering it makes the thread a worker (omp_roles.hpp)
   };
   const Chain& chain(const ReplayContext& ctx, std::uint32_t cp) {
     if (cp >= chains_.size()) chains_.resize(cp + 64);
     Chain& c = chains_[cp];
-    if (c.n < 0) {
-      c.n = 0;
+    if (c.metrics == nullptr) {
       const OmpRole role = roles_.of(ctx, cp);
       c.team = role.in_team();
       c.worker_task = role.worker_task;
-      for (int i = idx(category_of(ctx, cp)); i >= 0 && c.n < 8; i = metric_info(i).parent) {
-        c.m[c.n++] = static_cast<std::int16_t>(i);
-      }
+      c.metrics = &metric_chain(category_of(ctx, cp));
     }
     return c;
   }
-  // Time since the location's previous Enter/Leave belongs to `cp`.
+  // Time since the location's previous Enter/Leave belongs to `cp`: summed
+  // in nanoseconds per (location, call path), and added to the profile with
+  // the visits once per epoch (callpath_sums.hpp).
   void charge(ReplayContext& ctx, std::uint32_t cp, std::int64_t now) {
     Loc& l = locs_[ctx.location()];
     if (cp != kNoCallpath && l.last != kNever && now > l.last) {
-      const Chain& c = chain(ctx, cp);
-      if (c.team || !l.worker) ctx.profile().add_all(ctx.location(), cp, c.m, c.n, secs(now - l.last));
+      if (!l.worker || chain(ctx, cp).team) sums_.at(ctx.location(), cp)[kNs] += now - l.last;
     }
     l.last = now;
   }
@@ -72,11 +70,23 @@ class TimeVisits final : public Pattern {
     if (e.team() != 0 && (e.flags & evflag::kNestedTeam) == 0 && chain(ctx, ctx.callpath()).worker_task) {
       locs_[ctx.location()].worker = true;
     }
-    ctx.add(Metric::visits, 1.0);
+    ++sums_.at(ctx.location(), ctx.callpath())[kVisits];
   }
   void on_leave(const Event& e, ReplayContext& ctx) {
     charge(ctx, ctx.callpath(), static_cast<std::int64_t>(e.time));
   }
+  void on_walks_done(ReplayContext& ctx) override {
+    sums_.flush([&](int loc, std::uint32_t cp, const std::int64_t* v) {
+      if (v[kNs] > 0) {
+        const MetricChain& m = *chain(ctx, cp).metrics;
+        ctx.profile().add_all(loc, cp, m.m, m.n, secs(v[kNs]));
+      }
+      ctx.profile().add(loc, cp, Metric::visits, static_cast<double>(v[kVisits]));
+    });
+  }
+
+  enum : int { kNs, kVisits };
+  CallpathSums<std::int64_t, 2> sums_;  // this epoch's
 
   static constexpr std::int64_t kNever = INT64_MIN;
   struct Loc {
