@@ -275,28 +275,45 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   probe_of.clear();
   for (const auto& [recv, probe] : probed) probe_of[recv] = probe;
   std::map<int, std::vector<ReplyRecord>> back;
+  std::vector<ReplyRecord>* to = nullptr;
+  int to_src = -1;
   for (const CompletedRecv& cr : completed) {
     const std::int32_t l = st.links[cr.event];
     if (l < 0 || facts.comm_analysis_skipped) continue;
     const SendRecord& s = matched[l];
-    ReplyRecord r;
-    r.seq = s.seq;
-    r.epoch = s.epoch;
-    r.earlier = s.epoch != static_cast<std::uint32_t>(epoch) ? 1 : 0;
-    r.receiver = me;
-    r.bytes = s.bytes;
-    r.flags = s.flags;
-    std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
     // The Late Sender instance (for a Waitall: its longest wait only; for a
     // probed message: the probe's).
     const std::size_t* pr = probe_of.find(cr.event);
-    if (const double* ls = late_sender_waits.find(pr != nullptr ? *pr : cr.event)) r.ls_wait = *ls;
+    const double* ls = late_sender_waits.find(pr != nullptr ? *pr : cr.event);
+    const double ls_wait = ls != nullptr ? *ls : 0.0;
+    const bool earlier = s.epoch != static_cast<std::uint32_t>(epoch);
+    const bool plain = !is_traced(ls_wait) && (s.flags & sendflag::kSynchronous) == 0;
     // The sender's epoch is over: it needs only to hear of a wait for it
     // (its interval was kept, sync_replay.hpp LsSendEarlier), or, for a
     // synchronizing send, when the receive was posted (its completion,
     // in this window, may have waited for that: Late Receiver).
-    if (r.earlier != 0 && !is_traced(r.ls_wait) && (r.flags & sendflag::kSynchronous) == 0) continue;
-    back[s.src].push_back(r);
+    if (earlier && plain) continue;
+    if (s.src != to_src) {
+      to = &back[s.src];
+      to_src = s.src;
+    }
+    if (!earlier && plain && !to->empty()) {  // (ReplyRecord::more)
+      ReplyRecord& last = to->back();
+      if (last.earlier == 0 && last.seq + last.more + 1u == s.seq && last.more < UINT16_MAX) {
+        ++last.more;
+        continue;
+      }
+    }
+    ReplyRecord r;
+    r.seq = s.seq;
+    r.epoch = s.epoch;
+    r.earlier = earlier ? 1 : 0;
+    r.receiver = me;
+    r.bytes = s.bytes;
+    r.flags = s.flags;
+    r.ls_wait = ls_wait;
+    std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
+    to->push_back(r);
   }
   auto got = co_await exchange_records(t, back);
   auto link = [&](std::size_t event, const ReplyRecord& r) {
@@ -336,7 +353,8 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   }
   // Link each send (or send completion) to its reply.  Sequence numbers are
   // dense per destination and epoch, so index the replies by them.
-  std::map<int, std::vector<std::int32_t>> by_seq;
+  std::map<int, std::vector<std::int32_t>> by_seq;  // a reply's index, or:
+  constexpr std::int32_t kNoReply = -1, kPlainReply = -2;
   for (auto& [src, list] : got) {
     auto& idx = by_seq[src];
     for (std::size_t k = 0; k < list.size(); ++k) {
@@ -358,8 +376,9 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
         continue;
       }
       const std::uint32_t q = list[k].seq;
-      if (q >= idx.size()) idx.resize(q + 1, -1);
+      if (q + list[k].more >= idx.size()) idx.resize(q + list[k].more + 1, kNoReply);
       idx[q] = static_cast<std::int32_t>(k);
+      for (std::uint32_t j = 1; j <= list[k].more; ++j) idx[q + j] = kPlainReply;
     }
   }
   for (const auto& [event, ref] : send_refs) {
@@ -382,7 +401,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   if (facts.comm_analysis_skipped) co_return;
   send_events.for_each([&](int dest, std::uint32_t seq, std::size_t event) {
     auto g = by_seq.find(dest);
-    if (g != by_seq.end() && seq < g->second.size() && g->second[seq] >= 0) return;
+    if (g != by_seq.end() && seq < g->second.size() && g->second[seq] != kNoReply) return;
     const EventAnnotation& a = st.annot[event];
     sync_in.crossing_sends.push_back({dest, seq, event, a.enter, a.callpath});
   });

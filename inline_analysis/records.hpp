@@ -49,7 +49,11 @@ struct ReplyRecord {
   std::uint8_t flags = 0;      // echoed from the SendRecord (sendflag)
   std::uint8_t earlier = 0;    // the send was recorded in an earlier epoch (then only Late Senders and
                                // synchronizing sends are replied to)
-  std::uint8_t pad[2] = {};
+  // The sends seq + 1 ... seq + more (of this epoch) were received in this
+  // epoch too, with nothing to say about them: no traced wait, not
+  // synchronizing.  Their sender needs only to know that (a send without a
+  // reply crossed the cut); one record stands for a run of them.
+  std::uint16_t more = 0;
   std::uint32_t epoch = 0;     // the SendRecord's epoch
 };
 static_assert(std::is_trivially_copyable_v<ReplyRecord>);
