@@ -75,8 +75,9 @@ class H5Output {
   H5Output& operator=(const H5Output&) = delete;
 
   // Rank 0.  Creates `path` (never overwriting: fails if it exists) with the
-  // static root attributes and the empty epoch tables.
-  bool create(const std::string& path, const std::vector<MetricDef>& metrics, std::string& error);
+  // static root attributes and the empty epoch tables; `ranks`: the job's
+  // size (the tables' chunks are about that wide).
+  bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error);
   // Rank 0, after the parallel part: opens the finished file to update attributes.
   bool reopen(const std::string& path);
   bool is_open() const { return file_ >= 0; }

@@ -107,7 +107,7 @@ void open_output(State& s) {
     std::string err = path.empty() ? "no free file name next to '" + wanted + "'" : "";
     if (!path.empty()) {
       s.h5 = std::make_unique<io::H5Output>();
-      if (s.h5->create(path, metric_defs(), err)) {
+      if (s.h5->create(path, metric_defs(), s.size, err)) {
         ok = 1;
         s.h5->set_attr("tool_version", std::string("0.1.0"));
         s.h5->set_attr("command", s.command);
