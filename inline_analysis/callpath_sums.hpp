@@ -5,6 +5,7 @@
 // callgrind of the 1-rank ring): here an event adds to a slot it finds in
 // a few instructions, and flush() hands every touched slot to the profile.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -14,7 +15,8 @@ namespace onlinews::analysis {
 template <class T, int N>
 class CallpathSums {
  public:
-  // The N sums of (location, call path); zero until added to.
+  // The N sums of (location, call path); zero until added to.  (A negative
+  // location is booked as location 0, as PerLocation does.)
   T* at(int location, std::uint32_t cp) {
     if (location == row_location_ && cp < row_->size()) {
       Slot& s = (*row_)[cp];
@@ -32,7 +34,7 @@ class CallpathSums {
       s = Slot{};
     }
     touched_.clear();
-    row_location_ = -1;  // (rows_ may grow before the next add)
+    row_location_ = kNoRow;  // (rows_ may grow before the next add)
   }
 
  private:
@@ -42,7 +44,7 @@ class CallpathSums {
   };
   [[gnu::noinline]] T* at_slow(int location, std::uint32_t cp) {
     const int l = location > 0 ? location : 0;
-    if (l != row_location_) {  // (a walk stays on one location's window for long)
+    if (l != row_location_ || row_ == nullptr) {  // (a walk stays on one location's window for long)
       if (static_cast<std::size_t>(l) >= rows_.size()) rows_.resize(static_cast<std::size_t>(l) + 1);
       row_ = &rows_[static_cast<std::size_t>(l)];
       row_location_ = l;
@@ -57,8 +59,9 @@ class CallpathSums {
   }
 
   std::vector<std::vector<Slot>> rows_;  // per location, per call path
+  static constexpr int kNoRow = INT_MIN;  // (no location is: a negative one is booked as 0)
   std::vector<Slot>* row_ = nullptr;     // rows_[row_location_]
-  int row_location_ = -1;
+  int row_location_ = kNoRow;
   std::vector<std::pair<int, std::uint32_t>> touched_;
 };
 

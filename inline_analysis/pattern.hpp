@@ -25,7 +25,9 @@ class Pattern;
 // A pattern's handler of one event kind: the pattern and its member
 // function, called without std::function's indirections (two indirect calls
 // and a copy of the capture per event made the dispatch a tenth of a tight
-// loop's analysis).  Every pattern derives from Pattern alone.
+// loop's analysis).  Patterns derive from Pattern without virtual
+// inheritance (CriticalPath and DelayCosts are SyncHandlers too), so the
+// member pointer converts to one of Pattern's.
 class EventHandler {
  public:
   template <class P>

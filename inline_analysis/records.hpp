@@ -38,7 +38,8 @@ struct SendRecord {
 static_assert(std::is_trivially_copyable_v<SendRecord>);
 
 // Receiver -> sender (backward exchange): one per send of this epoch whose
-// receive completed in this epoch.
+// receive completed in this epoch (a run of plain ones shares one: `more`),
+// and per earlier send with a traced wait or synchronizing.
 struct ReplyRecord {
   std::uint32_t seq = 0;       // the SendRecord's seq
   std::int32_t receiver = -1;  // world rank of the receiver

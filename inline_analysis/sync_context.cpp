@@ -219,6 +219,7 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
       const std::size_t c = i / TimeMapIndex::kChunk, e = std::min(n - 1, i + TimeMapIndex::kChunk);
       if (static_cast<std::int64_t>(ev[e].time) <= t1) {
         for (const auto* x = index->begin(c); x != index->end(c); ++x) charge(x->callpath, x->ns);
+        TimeMapIndex::chunks_taken.fetch_add(1, std::memory_order_relaxed);
         i = e - 1;
         continue;
       }

@@ -8,6 +8,7 @@
 // only its partial first and last chunks.  Sums are integer nanoseconds,
 // so the result is the same to the nanosecond as a scan of every event.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,8 @@ class TimeMapIndex {
   // Spans shorter than this many events are scanned without the index
   // (tests set it to SIZE_MAX: no index).
   static inline std::size_t min_span = 4 * kChunk;
+  // Chunks taken from an index so far, in this process (tests read it).
+  static inline std::atomic<std::uint64_t> chunks_taken{0};
 
   struct Entry {
     std::uint32_t callpath;

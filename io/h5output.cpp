@@ -96,9 +96,10 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
   }
   const hsize_t columns = epoch_chunk_columns(ranks);
   const hsize_t width = (static_cast<hsize_t>(std::max(ranks, 1)) + columns - 1) / columns * columns;
-  // (At least two blocks 64 locations wide: threads add locations beyond
-  // the ranks; 16 KiB x 174 datasets bounds it for small jobs.)
-  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * std::max<hsize_t>(width, 64) * sizeof(double));
+  // (At least 64 locations wide: 16 KiB x 174 datasets for a small job.
+  // Threads add locations beyond the ranks: append_epoch_begin widens it.)
+  cached_columns_ = static_cast<int>(std::max<hsize_t>(width, 64));
+  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(cached_columns_) * sizeof(double));
   metric_names_.clear();
   epoch_sets_.clear();
   for (const auto& m : metrics) {
@@ -152,10 +153,10 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   if (table_ < 0) {  // (a reopened file; or create() could not make the table: close what it made)
     close_epoch_datasets();
-    const hid_t dapl = epoch_dapl(1 << 16);  // (chunks of this file's width; 64 KiB covers the widest)
+    const hid_t dapl = epoch_dapl(2 * 64 * sizeof(EpochRow));  // (its chunks: 64 rows)
     table_ = H5Dopen2(file_, "epochs/table", dapl);
-    for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
     H5Pclose(dapl);
+    open_metric_tables(64);
   }
   hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
   hid_t t = epoch_row_type();
@@ -163,7 +164,23 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   ok = slab(table_, 1, start, count, t, &copy, size) && ok;
   H5Tclose(t);
   locations_ = std::max(locations_, n_locations);
+  if (locations_ > cached_columns_) {  // (an append touching more chunks than its cache holds reads them back)
+    int c = 64;
+    while (c < locations_) c *= 2;
+    open_metric_tables(c);
+  }
   return ok;
+}
+
+void H5Output::open_metric_tables(int columns) {
+  for (const auto d : epoch_sets_) {
+    if (d >= 0) H5Dclose(d);
+  }
+  epoch_sets_.clear();
+  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double));
+  for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
+  H5Pclose(dapl);
+  cached_columns_ = columns;
 }
 
 bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,

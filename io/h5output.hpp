@@ -115,6 +115,9 @@ class H5Output {
 
  private:
   void close_epoch_datasets();
+  // (Re)opens /epochs/<metric> with a chunk cache two blocks of 16 epochs
+  // `columns` locations wide.
+  void open_metric_tables(int columns);
   std::int64_t file_ = -1;  // hid_t
   std::vector<std::string> metric_names_;
   // /epochs/table and /epochs/<metric>, open while epochs are appended (an
@@ -123,6 +126,7 @@ class H5Output {
   std::vector<std::int64_t> epoch_sets_;
   std::int64_t epochs_written_ = 0;
   int locations_ = 0;
+  int cached_columns_ = 0;  // the locations the metric tables' chunk caches hold
   // Appends values[item * n_ranks + rank] as the current epoch's row of the
   // dataset `group`/`name` [n_epochs, n_items, n_ranks] (created, with the
   // names attribute, at the first row; kept open in `cache`).

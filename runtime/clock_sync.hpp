@@ -53,7 +53,9 @@ class ClockSync {
   int domains() const { return static_cast<int>(leader_of_domain_.size()); }
   // Largest |offset| over the domains at the latest measurement (seconds).
   double max_offset_seconds() const { return max_offset_; }
-  // Longest of the per-domain shortest round trips at the latest measurement (seconds).
+  // Longest round trip of a tree edge (the shortest of its 5) at the latest
+  // measurement (seconds); a domain's error can add up to half of it per
+  // hop of its path to rank 0 (about log2(domains) hops).
   double max_rtt_seconds() const { return max_rtt_; }
   const ClockSkew& skew() const { return skew_; }
 

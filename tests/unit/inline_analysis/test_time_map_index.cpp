@@ -61,7 +61,9 @@ std::vector<VRank> program() {
 TEST_CASE("time maps over long spans are the same with the chunk index", "[sync][time_map]") {
   auto a = program();
   REQUIRE(a[0].events.size() > 8 * analysis::TimeMapIndex::kChunk);
+  const std::uint64_t taken = analysis::TimeMapIndex::chunks_taken.load();
   const auto indexed = replay(a);
+  CHECK(analysis::TimeMapIndex::chunks_taken.load() > taken + 50);  // (114 when written)
   const std::size_t saved = analysis::TimeMapIndex::min_span;
   analysis::TimeMapIndex::min_span = SIZE_MAX;
   auto b = program();
