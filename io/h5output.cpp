@@ -56,9 +56,12 @@ hsize_t epoch_chunk_columns(int ranks) {
 // only, and HDF5's default cache (1 MiB per dataset) kept every chunk
 // written so far, for 174 open datasets: rank 0's memory grew by ~90 KiB
 // per epoch (to ~174 MiB after 2000 epochs).
+// At most 256 KiB per dataset (44 MiB for all): beyond 1024 locations an
+// append no longer finds its whole block cached and HDF5 reads the
+// partial chunks back (docs/scaling.md: the epoch tables at 10^4-10^5 ranks).
 hid_t epoch_dapl(hsize_t bytes) {
   hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-  H5Pset_chunk_cache(dapl, 521, static_cast<std::size_t>(bytes), 1.0);
+  H5Pset_chunk_cache(dapl, 521, static_cast<std::size_t>(std::min<hsize_t>(bytes, hsize_t{256} << 10)), 1.0);
   return dapl;
 }
 
