@@ -4,8 +4,8 @@
  *              the buffer fills and events are dropped.
  *   exit C     a barrier, then MPI_Finalize and exit code C: the analyzer
  *              must not change the application's exit code.
- *   kill K     40 iterations of a 20 ms sleep (rank 1 sleeps 30 ms: rank 0
- *              waits 10 ms per barrier) and MPI_Barrier; after K iterations
+ *   kill K     40 iterations of a 20 ms sleep (rank 1 sleeps 50 ms: rank 0
+ *              waits 30 ms per barrier) and MPI_Barrier; after K iterations
  *              rank 0 kills itself with SIGKILL (between two MPI calls, so
  *              never inside the tool's output).  sigkill.py checks the file.
  *   abort K    the same, but rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7) after
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
       if (i == k && rank == 0 && mode[0] == 'k') raise(SIGKILL);
       if (i == k && rank == 1 && mode[0] == 'a') MPI_Abort(MPI_COMM_WORLD, 7);
       if (i == k && rank == 1 && mode[0] == 's') raise(SIGSEGV);
-      region_sleep("work", rank == 1 ? 0.030 : 0.020);
+      region_sleep("work", rank == 1 ? 0.050 : 0.020);
       MPI_Barrier(MPI_COMM_WORLD);
     }
   } else if (strcmp(mode, "exit") == 0) {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A job killed with SIGKILL between epochs leaves a valid file (issue 7):
-robust.c kill 30 runs 40 iterations of (sleep 20 ms, rank 1 30 ms; barrier)
+robust.c kill 30 runs 40 iterations of (sleep 20 ms, rank 1 50 ms; barrier)
 on 2 ranks with ONLINEWS_EPOCH_SECONDS=0 (a cut at every barrier), and rank
 0 kills itself after 30 of them.  --mode abort: rank 1 calls MPI_Abort
 instead; --mode segv: rank 1 dies of SIGSEGV (issue 12: the other rank,
@@ -8,13 +8,19 @@ in a barrier or an epoch's replay, is not left hanging: the job ends
 within the time limit).  Expected: mpiexec fails; h5py opens the
 file; it is marked incomplete (complete == 0); /epochs/table holds the
 epochs finished before the kill: at least 2 of the 30 cut (the analysis
-advances at the application's MPI calls, here one every 20-30 ms, and an
+advances at the application's MPI calls, here one every 20-50 ms, and an
 epoch's replay needs several rounds between the ranks, so it finishes
-several iterations after its cut: 3 on a quiet machine), in order, each
-with every /epochs/<metric> row; and their waiting is the program's: rank 0 waits 10 ms per barrier, so mpi_barrier_wait over the
-written epochs after the first is 10 ms per epoch (+- 3 ms per epoch: rank 0
-also writes every epoch's rows, ~1 ms, which shortens its waits; the
-first also holds the start-up skew)."""
+several iterations after its cut), in order, each with every
+/epochs/<metric> row; and their waiting is the program's: rank 0 waits
+30 ms per barrier, so mpi_barrier_wait over the written epochs after the
+first (the first also holds the start-up skew) is 30 ms per epoch, +- 6 ms
+(20 %).  That is what a loaded machine (ctest -j 2 under a sanitizer in
+CI) moves it by in the 2-3 epochs written: rank 0 leaving a barrier late
+(descheduled while it polls) starts its next sleep late, and its tool
+slices (it writes every epoch's rows; under a sanitizer the analysis
+slices take ms) shorten its waits: 7.5 ms in CI over 2 epochs of a 10 ms
+wait (12.5 of 20 ms), which failed +- 3 ms per epoch.  A missing or doubled barrier, or
+another epoch's row, is off by 30 ms or more."""
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +64,8 @@ def main():
         if "epochs/mpi_barrier_wait" in f:
             # Epoch 0 also holds the start-up skew (no aligning barrier first).
             wait0 = float(f["epochs/mpi_barrier_wait"][1:, 0].sum())
-            check(abs(wait0 - 0.010 * (n - 1)) <= 0.003 * (n - 1), f"rank 0 waited {wait0:.4f} s in the barriers "
-                  f"of epochs 1-{n - 1}, expected {0.010 * (n - 1):.3f} s (10 ms each)")
+            check(abs(wait0 - 0.030 * (n - 1)) <= 0.006 * (n - 1), f"rank 0 waited {wait0:.4f} s in the barriers "
+                  f"of epochs 1-{n - 1}, expected {0.030 * (n - 1):.3f} s (30 ms each)")
         else:
             check(False, "/epochs/mpi_barrier_wait exists")
     if check.failures:
