@@ -20,9 +20,10 @@ class Accumulator {
     }
     seconds_[cp] += v;
   }
-  CarriedMap snapshot(double waits) {
+  CarriedMap snapshot(double waits, std::size_t named) {
     CarriedMap m;
     m.waits = waits;
+    m.last = static_cast<std::uint32_t>(named);
     std::sort(touched_.begin(), touched_.end());
     for (std::uint32_t cp : touched_) {
       if (std::abs(seconds_[cp]) > 1e-12) m.seconds.emplace_back(cp, seconds_[cp]);
@@ -39,9 +40,14 @@ class Accumulator {
 // a + sign * b over sorted call paths.  Entries may be negative: a wait
 // found in a later window began before it, and the part before counted its
 // beginning as time in the call (the waits are taken out where a part is used).
+// `b` is a part of the window just walked, and so are its named waits: with
+// sign > 0 `a` is older (its named waits are another window's, now a sum
+// only), with sign < 0 both are suffixes of that window and `b` the shorter.
 CarriedMap combine(const CarriedMap& a, const CarriedMap& b, double sign) {
   CarriedMap out;
   out.waits = std::max(a.waits + sign * b.waits, 0.0);
+  out.first = sign > 0 ? b.first : b.last;
+  out.last = sign > 0 ? b.last : std::max(a.last, b.last);
   std::size_t i = 0, j = 0;
   auto keep = [&](std::uint32_t cp, double v) {
     if (std::abs(v) > 1e-12) out.seconds.emplace_back(cp, v);
@@ -70,6 +76,7 @@ void IntervalCarry::reset(CarriedMap completion) {
   peer_entry_.clear();
   comm_entry_.clear();
   sends_.clear();
+  recent_.clear();
 }
 
 void IntervalCarry::invalidate() {
@@ -193,6 +200,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
     return ta != tb ? ta > tb : a.pos > b.pos;
   });
   std::vector<CarriedMap> snap(slots);
+  std::vector<CarriedWait> recent;  // latest first, as the snapshots take them
   Accumulator acc;
   double waits = 0;
   std::int64_t t_end = ctx.window_end();
@@ -209,14 +217,15 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
       if (p.wait <= 0 || p.bound_only) continue;  // (counted at its CollWait point)
       acc.add(p.callpath, -p.wait);
       waits += p.wait;
+      recent.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, p.wait});
     }
     if (c.t < begin) {  // (time_map gives the time before the window to the call open there)
       const TimeMap before = ctx.time_map_on(ctx.last_location(), c.t, begin);
       add(before, 1.0);
-      snap[c.slot] = acc.snapshot(waits);
+      snap[c.slot] = acc.snapshot(waits, recent.size());
       add(before, -1.0);
     } else {
-      snap[c.slot] = acc.snapshot(waits);
+      snap[c.slot] = acc.snapshot(waits, recent.size());
     }
   }
 
@@ -271,6 +280,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   comm_entry_ = std::move(comms);
   sends_ = std::move(sends);
   sends_epoch_ = epoch;
+  recent_ = std::move(recent);
   valid_ = true;
 }
 

@@ -14,6 +14,11 @@
 // up to the cut, so that the sender can explain a wait for it in the next
 // window.  Parts are shared between partners whose intervals start at the
 // same point; memory is bounded by partners x call paths.
+//
+// The own waits inside a part that lie in the window just walked are kept
+// by name (recent()): a later window that explains a wait with the part
+// passes long-term costs on to them, and their causes charge them
+// (delay_costs.cpp).  Waits of older windows inside a part are a sum only.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,6 +31,18 @@ class SyncContext;
 struct CarriedMap {
   std::vector<std::pair<std::uint32_t, double>> seconds;  // local call path -> processing time
   double waits = 0;  // own waits at synchronization points inside (taken out of `seconds`)
+  // Those of the window walked last: IntervalCarry::recent()[first, last).
+  std::uint32_t first = 0, last = 0;
+};
+
+// An own wait of the window walked last, named as its cause names it
+// (the cause's point: peer = this rank, waiting_kind(kind) = `kind`).
+struct CarriedWait {
+  int cause = -1;  // world rank
+  std::uint8_t kind = 0;  // SyncKind of the waiting point
+  std::uint32_t seq = 0, epoch = 0;
+  std::uint64_t gid = 0;
+  double wait = 0;
 };
 
 // A send of the window before whose receive lies in a later window.
@@ -62,6 +79,8 @@ class IntervalCarry {
   const CarriedMap* comm(std::uint64_t gid) const;
   // A send of the previous window (`epoch`) to `dest` with sequence `seq`.
   const CarriedSend* send(int dest, std::uint32_t seq, std::uint32_t epoch) const;
+  // The own waits of the window walked last that carried parts hold (latest first).
+  const std::vector<CarriedWait>& recent() const { return recent_; }
   // After the walk of a window (epoch `epoch`) that ends at a requested cut.
   void update(SyncContext& ctx, const std::vector<CrossingSend>& crossing, std::uint32_t epoch);
 
@@ -72,6 +91,7 @@ class IntervalCarry {
   std::map<std::uint64_t, std::uint32_t> comm_entry_;  // comm gid -> entry (missing: 0)
   std::map<std::pair<int, std::uint32_t>, CarriedSend> sends_;  // (dest, seq) of epoch sends_epoch_
   std::uint32_t sends_epoch_ = 0;
+  std::vector<CarriedWait> recent_;
 };
 
 }  // namespace onlinews::analysis

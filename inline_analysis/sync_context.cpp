@@ -295,6 +295,7 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
   // completion: IntervalCarry::reset.)
   if (const CarriedMap* c = carried_part(r_.carry_, rc_.defs(), p[j], j == 0, peer, comm)) {
     iv.waits += c->waits;
+    iv.carried = c;
     for (const auto& [cp, v] : c->seconds) add(cp, v);
     // The part before reaches to the cut; a call entered before it (a
     // receive across the cut) ends the interval at its enter.
@@ -323,6 +324,8 @@ SyncContext::Interval SyncContext::interval(std::size_t j, std::size_t k, int pe
 const CarriedSend* SyncContext::earlier_send(const SyncPoint& sp) const {
   return r_.carry_.send(sp.peer, sp.seq, sp.epoch);
 }
+
+const std::vector<CarriedWait>& SyncContext::carried_waits() const { return r_.carry_.recent(); }
 
 TimeMap SyncContext::to_map(const CarriedMap& m) {
   TimeMap t;

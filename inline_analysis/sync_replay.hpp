@@ -176,11 +176,15 @@ class SyncContext {
     TimeMap map;            // processing time per call path, waits taken out
     double waits = 0;       // own waits at the points inside
     bool truncated = false;  // its part before the window is unknown (cut short at the window's start)
+    const CarriedMap* carried = nullptr;  // its part before the window, if joined
   };
   Interval interval_with(std::size_t k, int peer);
   Interval interval_with_all(std::size_t k);
   // At an LsSendEarlier point: the send's interval, kept from its window.
   const CarriedSend* earlier_send(const SyncPoint& sp) const;
+  // The own waits of the window before that carried parts name
+  // (CarriedMap::first/last index them).
+  const std::vector<CarriedWait>& carried_waits() const;
   static TimeMap to_map(const CarriedMap& m);
   // Exclusive time per call path in [t0, t1] (ns) of the location of point
   // `at` (default: the current one).  `near`: an event index of the MPI view

@@ -11,6 +11,11 @@
 //                     where cost_X is the waiting of kind X that B's wait
 //                     in turn caused later (accumulated by this replay);
 //   A's own waits e in the interval propagate it: cost_X[e] += ... * wait(e).
+// Across a requested cut A's interval goes on in the window before
+// (interval_carry.hpp); that window was walked already, so the costs its
+// waits e receive go to their causes after this walk, which charge them as
+// long-term costs of the delays they explained there (kept_; one window
+// back, and not further on to the causes' own waits: docs/design.md).
 // Collectives do the same for each member that waited, with the causing
 // rank's (latest / root / latest sender) interval since its previous point
 // with every member, uncapped; each member's wait is a pair with it.
@@ -33,7 +38,9 @@
 // walk), direct = the rest; propagating = the largest part of a wait that
 // caused a later one, terminal = the rest.
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <tuple>
 
 #include "../sync_replay.hpp"
 
@@ -72,6 +79,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     group_event_ = SIZE_MAX;
     cost_.assign(ctx.points().size(), Sym{});
     open_.clear();
+    carried_cost_.assign(ctx.carried_waits().size(), Sym{});
   }
 
   // Scan waits have no delay metric (as in Scalasca): both sides skip them.
@@ -105,18 +113,18 @@ class DelayCosts final : public Pattern, public SyncHandler {
         group_ = ctx.interval_with_all(ctx.current());
         group_event_ = sp.event;
       }
-      explain(sp, ctx, in, group_.map, group_.waits, group_.start);
+      explain(sp, ctx, in, group_.map, group_.waits, group_.start, group_.carried);
       return;
     }
     const auto iv = ctx.interval_with(ctx.current(), sp.peer);
-    explain(sp, ctx, in, iv.map, iv.waits, iv.start);
+    explain(sp, ctx, in, iv.map, iv.waits, iv.start, iv.carried);
   }
   void cause_earlier(SyncPoint& sp, SyncContext& ctx, ByteReader& in) override {
     const CarriedSend* s = ctx.earlier_send(sp);
     if (s == nullptr) return;
-    // Its own waits lie in the window before, walked already: the long-term
-    // costs this wait would pass on to them are lost (docs/design.md).
-    explain(sp, ctx, in, SyncContext::to_map(s->interval), s->interval.waits, ctx.current());
+    // Its own waits lie in the window before, walked already: their causes
+    // charge what they pass on after this walk.
+    explain(sp, ctx, in, SyncContext::to_map(s->interval), s->interval.waits, ctx.current(), &s->interval);
   }
 
  private:
@@ -160,8 +168,10 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   // At a point where this rank caused the peer's wait: the peer's wait and
   // profile are in `in`, the costs it passes on are ctx.incoming(); `m` and
-  // `w` are this rank's interval, which starts at point `j`.
-  void explain(SyncPoint& sp, SyncContext& ctx, ByteReader& in, const TimeMap& m, double w, std::size_t j) {
+  // `w` are this rank's interval, which starts at point `j`, with `carried`
+  // its part before the window (if any).
+  void explain(SyncPoint& sp, SyncContext& ctx, ByteReader& in, const TimeMap& m, double w, std::size_t j,
+               const CarriedMap* carried) {
     const double remote_wait = in.get<double>();
     const auto remote = get_map(in);
     const std::size_t k = ctx.current();
@@ -197,6 +207,23 @@ class DelayCosts final : public Pattern, public SyncHandler {
       // (Propagating: a wait that caused a later wait through a point-to-point synchronization.)
       if (!collective) own.propagating = std::max(own.propagating, std::min(scale * own.wait, own.wait));
     }
+    // The same for the own waits of the window before in its part before
+    // the window (their causes charge them after the walk).
+    if (carried != nullptr) {
+      const auto& named = ctx.carried_waits();
+      for (std::size_t e = carried->first; e < std::min<std::size_t>(carried->last, named.size()); ++e) {
+        Sym& c = carried_cost_[e];
+        c.c[static_cast<std::size_t>(kind)] += (1 - part) * scale * named[e].wait;
+        if (part > 0) c.c[static_cast<std::size_t>(part_kind)] += part * scale * named[e].wait;
+        c.add(costs, named[e].wait / denom);
+      }
+    }
+    // A later window may pass costs on to this wait (it ends in a part
+    // carried across the cut): keep how this rank explained it.
+    if (!ctx.ends_synchronized()) {
+      kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] =
+          Kept{ctx.location(), denom, m.callpaths, d};
+    }
     sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {
       charge_long(ctx, ctx.location(), m.callpaths, d, denom, costs.c);
@@ -208,6 +235,15 @@ class DelayCosts final : public Pattern, public SyncHandler {
   struct Open {
     Sym costs;
     int location;  // the thread of the interval's call
+    double denom;
+    std::vector<std::uint32_t> callpaths;
+    std::vector<double> d;
+  };
+  // An explained wait, kept for the next window: by the waiting side's
+  // name (its world rank, SyncKind, seq, epoch, gid).
+  using WaitKey = std::tuple<int, int, std::uint32_t, std::uint32_t, std::uint64_t>;
+  struct Kept {
+    int location;
     double denom;
     std::vector<std::uint32_t> callpaths;
     std::vector<double> d;
@@ -225,6 +261,15 @@ class DelayCosts final : public Pattern, public SyncHandler {
   Task<> end_walk(SyncContext& ctx) override {
     for (const Open& o : open_) charge_long(ctx, o.location, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
     open_.clear();
+    // What the own waits of the window before received, to their causes.
+    std::map<int, std::vector<CarriedCost>> to_causes;
+    const auto& named = ctx.carried_waits();
+    for (std::size_t e = 0; e < carried_cost_.size() && e < named.size(); ++e) {
+      if (carried_cost_[e].zero()) continue;
+      const CarriedWait& x = named[e];
+      to_causes[x.cause].push_back({x.seq, x.epoch, x.gid, x.kind, 0, ctx.value(carried_cost_[e], slot)});
+    }
+    carried_cost_.clear();
     // Send each waiting rank the indirect share of its wait.
     struct Share {
       std::uint32_t seq;
@@ -240,9 +285,18 @@ class DelayCosts final : public Pattern, public SyncHandler {
       }
     }
     std::map<std::tuple<int, int, std::uint32_t, std::uint32_t>, double> indirect;
-    for (const auto& [peer, list] : co_await exchange_records(ctx.transport(), back)) {
-      for (const Share& x : list) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
+    for (const auto& [peer, lists] : co_await exchange_two(ctx.transport(), back, to_causes)) {
+      for (const Share& x : lists.first) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
+      for (const CarriedCost& x : lists.second) {
+        auto it = prev_kept_.find({peer, static_cast<int>(x.kind), x.seq, x.epoch, x.gid});
+        if (it == prev_kept_.end()) continue;
+        const Kept& k = it->second;
+        charge_long(ctx, k.location, k.callpaths, k.d, k.denom, x.costs);
+      }
     }
+    prev_kept_.clear();
+    if (!ctx.ends_synchronized()) prev_kept_.swap(kept_);
+    kept_.clear();
     for (SyncPoint& sp : ctx.points()) {
       if (!waits_p2p(sp) || !is_message_wait(sp.kind)) continue;
       auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
@@ -259,6 +313,48 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
  private:
+  // Long-term costs for a wait of the window before (to its cause).
+  struct CarriedCost {
+    std::uint32_t seq, epoch;
+    std::uint64_t gid;
+    std::uint32_t kind, pad;
+    std::array<double, kMaxLanes> costs;
+  };
+  // One sparse exchange of two record lists per peer (exchange_records for
+  // two types; one round instead of two).
+  template <class A, class B>
+  static Task<std::map<int, std::pair<std::vector<A>, std::vector<B>>>> exchange_two(
+      Transport& t, const std::map<int, std::vector<A>>& a, const std::map<int, std::vector<B>>& b) {
+    std::map<int, std::pair<std::vector<A>, std::vector<B>>> out, got;
+    for (const auto& [p, l] : a) out[p].first = l;
+    for (const auto& [p, l] : b) out[p].second = l;
+    std::vector<Parcel> send, recv;
+    for (auto& [p, ab] : out) {
+      if (p == t.rank()) {
+        got[p] = std::move(ab);
+        continue;
+      }
+      const std::uint64_t n = ab.first.size();
+      const auto x = to_bytes(ab.first), y = to_bytes(ab.second);
+      Parcel parcel{p, std::vector<std::byte>(sizeof n + x.size() + y.size())};
+      std::memcpy(parcel.data.data(), &n, sizeof n);
+      std::copy(x.begin(), x.end(), parcel.data.begin() + sizeof n);
+      std::copy(y.begin(), y.end(), parcel.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + x.size()));
+      send.push_back(std::move(parcel));
+    }
+    co_await t.exchange(send, recv);
+    for (const auto& p : recv) {
+      std::uint64_t n = 0;
+      if (p.data.size() < sizeof n) continue;
+      std::memcpy(&n, p.data.data(), sizeof n);
+      const std::size_t na = std::min<std::size_t>(n * sizeof(A), p.data.size() - sizeof n);
+      const auto mid = p.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + na);
+      auto& g = got[p.peer];
+      g.first = from_bytes<A>(std::vector<std::byte>(p.data.begin() + sizeof n, mid));
+      g.second = from_bytes<B>(std::vector<std::byte>(mid, p.data.end()));
+    }
+    co_return got;
+  }
   static void put_map(SyncContext& ctx, const TimeMap& m, ByteWriter& out) {
     out.put(static_cast<std::uint32_t>(m.callpaths.size()));
     for (std::size_t i = 0; i < m.callpaths.size(); ++i) {
@@ -288,6 +384,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
   Stretches idle_, barrier_;
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
+  std::vector<Sym> carried_cost_;  // per CarriedWait: the costs it passes on from this window
+  std::map<WaitKey, Kept> kept_, prev_kept_;  // explained in this window / the window before
   // The reference's interval at the collective instance being explained
   // (one per instance, however many members waited there).
   SyncContext::Interval group_;
