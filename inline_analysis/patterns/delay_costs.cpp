@@ -14,8 +14,9 @@
 // Across a requested cut A's interval goes on in the window before
 // (interval_carry.hpp); that window was walked already, so the costs its
 // waits e receive go to their causes after this walk, which charge them as
-// long-term costs of the delays they explained there (kept_; one window
-// back, and not further on to the causes' own waits: docs/design.md).
+// long-term costs of the delays they explained there (kept_) and pass them
+// on to their own waits in those intervals, kForwardRounds hops at most and
+// one window back (docs/design.md).
 // Collectives do the same for each member that waited, with the causing
 // rank's (latest / root / latest sender) interval since its previous point
 // with every member, uncapped; each member's wait is a pair with it.
@@ -221,8 +222,13 @@ class DelayCosts final : public Pattern, public SyncHandler {
     // A later window may pass costs on to this wait (it ends in a part
     // carried across the cut): keep how this rank explained it.
     if (!ctx.ends_synchronized()) {
-      kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] =
-          Kept{ctx.location(), denom, m.callpaths, d};
+      Kept kept{ctx.location(), denom, m.callpaths, d, {}};
+      for (std::size_t e = j + 1; e < k && kept.own.size() < kMaxOwn; ++e) {
+        const SyncPoint& own = pts[e];
+        if (own.wait <= 0 || !ctx.counts_wait(e, k)) continue;
+        kept.own.push_back({own.peer, static_cast<std::uint8_t>(own.kind), own.seq, own.epoch, own.gid, own.wait});
+      }
+      kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] = std::move(kept);
     }
     sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {
@@ -247,7 +253,13 @@ class DelayCosts final : public Pattern, public SyncHandler {
     double denom;
     std::vector<std::uint32_t> callpaths;
     std::vector<double> d;
+    std::vector<CarriedWait> own;  // the own waits in the interval (their share goes on to their causes)
   };
+  // How far costs that reach the window before go on there (each hop one
+  // more exchange after the walk of a window that starts at a requested
+  // cut), and how many own waits a kept explanation names.
+  static constexpr int kForwardRounds = 3;
+  static constexpr std::size_t kMaxOwn = 256;
   static void charge_long(SyncContext& ctx, int location, const std::vector<std::uint32_t>& callpaths,
                           const std::vector<double>& d, double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
@@ -285,14 +297,39 @@ class DelayCosts final : public Pattern, public SyncHandler {
       }
     }
     std::map<std::tuple<int, int, std::uint32_t, std::uint32_t>, double> indirect;
-    for (const auto& [peer, lists] : co_await exchange_two(ctx.transport(), back, to_causes)) {
+    std::map<int, std::vector<CarriedCost>> arrived;
+    for (auto& [peer, lists] : co_await exchange_two(ctx.transport(), back, to_causes)) {
       for (const Share& x : lists.first) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
-      for (const CarriedCost& x : lists.second) {
-        auto it = prev_kept_.find({peer, static_cast<int>(x.kind), x.seq, x.epoch, x.gid});
-        if (it == prev_kept_.end()) continue;
-        const Kept& k = it->second;
-        charge_long(ctx, k.location, k.callpaths, k.d, k.denom, x.costs);
+      if (!lists.second.empty()) arrived[peer] = std::move(lists.second);
+    }
+    // Costs for the window before: charged by the waits' causes, and their
+    // share of the causes' own waits there goes on to those waits' causes.
+    // Every rank takes the same number of exchanges (all know where the
+    // window starts).
+    for (int round = 0; !ctx.starts_synchronized(); ++round) {
+      std::map<WaitKey, std::array<double, kMaxLanes>> next;
+      for (const auto& [peer, list] : arrived) {
+        for (const CarriedCost& x : list) {
+          auto it = prev_kept_.find({peer, static_cast<int>(x.kind), x.seq, x.epoch, x.gid});
+          if (it == prev_kept_.end()) continue;
+          const Kept& k = it->second;
+          charge_long(ctx, k.location, k.callpaths, k.d, k.denom, x.costs);
+          if (round == kForwardRounds) continue;  // (the rest is lost)
+          for (const CarriedWait& o : k.own) {
+            auto& c = next[{o.cause, static_cast<int>(o.kind), o.seq, o.epoch, o.gid}];
+            for (int i = 0; i < kMaxLanes; ++i) {
+              c[static_cast<std::size_t>(i)] += x.costs[static_cast<std::size_t>(i)] * o.wait / k.denom;
+            }
+          }
+        }
       }
+      if (round == kForwardRounds) break;
+      std::map<int, std::vector<CarriedCost>> out;
+      for (const auto& [key, c] : next) {
+        const auto& [cause, kind, seq, epoch, gid] = key;
+        out[cause].push_back({seq, epoch, gid, static_cast<std::uint32_t>(kind), 0, c});
+      }
+      arrived = co_await exchange_records(ctx.transport(), out);
     }
     prev_kept_.clear();
     if (!ctx.ends_synchronized()) prev_kept_.swap(kept_);

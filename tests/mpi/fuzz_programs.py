@@ -31,7 +31,8 @@ many instances).  Also: every run ends within its time limit
 (never deadlocks), with exit code 0, the plain run's output, and a file
 that passes run_scenario.validate, with no dropped events.  Delay costs
 and the critical path are printed, not checked (long-term costs that
-would flow back across a requested cut are lost: docs/design.md)."""
+would flow back further than the window before a requested cut, or more
+than 3 hops there, are lost: docs/design.md)."""
 import subprocess
 import sys
 import time

@@ -24,8 +24,9 @@ the ranks' own threads, rank 0 also appends every epoch to the file),
 which the delay costs charge to onlinews_analysis (printed too).  No
 synchronization interval is truncated (truncated_intervals): they carry
 across requested cuts, and no window lost events.  Short-term delay costs
-are exact; long-term costs that would flow back across a cut are lost
-(docs/design.md), which the 2 % covers."""
+are exact; long-term costs flow back into the window before a cut, up
+to 3 hops there (docs/design.md); what goes further is lost, which the
+2 % covers."""
 import shutil
 import subprocess
 import sys

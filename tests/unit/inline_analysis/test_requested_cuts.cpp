@@ -2,8 +2,8 @@
 // agreed on, wherever the ranks are (blocked in a receive, computing), not
 // in a collective.  Wait states are the same as in one epoch; the critical
 // path too (its holder at a requested end is found through the next
-// window); delay costs lose what lies before a requested cut in the
-// intervals that reach across it, and those intervals are counted.
+// window); synchronization intervals carry across the cut, and long-term
+// delay costs flow back into the window before it.
 #include <catch2/catch.hpp>
 
 #include "../virtual_ranks.hpp"
@@ -80,7 +80,7 @@ TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "
   // short-term costs are those of one epoch.  Long-term costs flow back
   // through every iteration in this closed ring; those that a later window
   // passes on to waits of the window before reach those waits' causes
-  // there, but not further back (the earlier windows were walked already),
+  // there and go on 3 hops, but not into older windows (walked already),
   // and cuts 1.5 iterations apart lose some of it.
   std::uint64_t truncated = 0;
   for (const auto& x : many) {
@@ -90,7 +90,7 @@ TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "
   CHECK(total(many, Metric::delay_latesender) == Approx(total(one, Metric::delay_latesender)));
   const double d_one = total(one, Metric::delay), d_many = total(many, Metric::delay);
   CHECK(d_many <= d_one * 1.0001);
-  CHECK(d_many > 0.85 * d_one);  // (90 %; 81 % while nothing reached the window before)
+  CHECK(d_many > 0.95 * d_one);  // (97.5 %; 90 % with 1 hop, 81 % while nothing reached the window before)
 }
 
 TEST_CASE("requested cuts: a window without any wait keeps its path open until a later one", "[requested]") {
