@@ -20,9 +20,10 @@ class Accumulator {
     }
     seconds_[cp] += v;
   }
-  CarriedMap snapshot(double waits, std::size_t named) {
+  CarriedMap snapshot(double waits, double explained, std::size_t named) {
     CarriedMap m;
     m.waits = waits;
+    m.explained = explained;
     m.last = static_cast<std::uint32_t>(named);
     std::sort(touched_.begin(), touched_.end());
     for (std::uint32_t cp : touched_) {
@@ -46,6 +47,7 @@ class Accumulator {
 CarriedMap combine(const CarriedMap& a, const CarriedMap& b, double sign) {
   CarriedMap out;
   out.waits = std::max(a.waits + sign * b.waits, 0.0);
+  out.explained = std::max(a.explained + sign * b.explained, 0.0);
   out.first = sign > 0 ? b.first : b.last;
   out.last = sign > 0 ? b.last : std::max(a.last, b.last);
   std::size_t i = 0, j = 0;
@@ -202,7 +204,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
   std::vector<CarriedMap> snap(slots);
   std::vector<CarriedWait> recent;  // latest first, as the snapshots take them
   Accumulator acc;
-  double waits = 0;
+  double waits = 0, explained = 0;
   std::int64_t t_end = ctx.window_end();
   std::size_t next = pts.size();
   auto add = [&acc](const TimeMap& tm, double sign) {
@@ -217,15 +219,16 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
       if (p.wait <= 0 || p.bound_only) continue;  // (counted at its CollWait point)
       acc.add(p.callpath, -p.wait);
       waits += p.wait;
-      recent.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, p.wait});
+      recent.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, p.wait, ctx.location_of(p)});
+      if (explained_wait(recent.back())) explained += p.wait;
     }
     if (c.t < begin) {  // (time_map gives the time before the window to the call open there)
       const TimeMap before = ctx.time_map_on(ctx.last_location(), c.t, begin);
       add(before, 1.0);
-      snap[c.slot] = acc.snapshot(waits, recent.size());
+      snap[c.slot] = acc.snapshot(waits, explained, recent.size());
       add(before, -1.0);
     } else {
-      snap[c.slot] = acc.snapshot(waits, recent.size());
+      snap[c.slot] = acc.snapshot(waits, explained, recent.size());
     }
   }
 

@@ -31,6 +31,7 @@ class SyncContext;
 struct CarriedMap {
   std::vector<std::pair<std::uint32_t, double>> seconds;  // local call path -> processing time
   double waits = 0;  // own waits at synchronization points inside (taken out of `seconds`)
+  double explained = 0;  // of those, the waits a cause explains (explained_wait)
   // Those of the window walked last: IntervalCarry::recent()[first, last).
   std::uint32_t first = 0, last = 0;
 };
@@ -38,11 +39,12 @@ struct CarriedMap {
 // An own wait of the window walked last, named as its cause names it
 // (the cause's point: peer = this rank, waiting_kind(kind) = `kind`).
 struct CarriedWait {
-  int cause = -1;  // world rank
+  int cause = -1;  // world rank (-1: none, e.g. a collective's own point)
   std::uint8_t kind = 0;  // SyncKind of the waiting point
   std::uint32_t seq = 0, epoch = 0;
   std::uint64_t gid = 0;
   double wait = 0;
+  int location = 0;  // the thread of the waiting call
 };
 
 // A send of the window before whose receive lies in a later window.

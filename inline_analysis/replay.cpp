@@ -382,6 +382,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   if (!m.comm_patterns.empty() && !m.facts.comm_analysis_skipped && !m.dispatch.sync_handlers().empty()) {
     co_await m.run_sync_replay(*mpi, windows, transport);
     m.facts.truncated_intervals = m.sync.truncated();
+    m.facts.unattributed_longterm_seconds = m.sync.unattributed();
     m.facts.crossing_sync_sends += m.sync.unexplained();
     m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();
     m.facts.guessed_critical_paths = m.sync.guessed_paths();

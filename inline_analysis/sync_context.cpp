@@ -50,6 +50,7 @@ const CutCollective& SyncContext::starting_collective() const {
   return starts_synchronized() ? r_.cut_before_ : kNone;
 }
 void SyncContext::note_truncated() { ++r_.truncated_; }
+void SyncContext::note_unattributed(double seconds) { r_.unattributed_ += seconds; }
 void SyncContext::note_guessed_path() { ++r_.guessed_paths_; }
 
 Sym SyncContext::incoming(std::size_t slot) {

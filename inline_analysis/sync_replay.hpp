@@ -106,6 +106,14 @@ inline bool is_message_wait(SyncKind k) {
 inline bool is_scan(SyncKind k) { return k == SyncKind::ScanWait || k == SyncKind::ScanCause; }
 // A collective's pairs bound no interval of their own (its Collective point does).
 inline bool is_coll_pair(SyncKind k) { return k == SyncKind::CollWait || k == SyncKind::CollCause; }
+// A wait whose cause explains it with its interval (a pair's waiting side):
+// the long-term costs it receives are charged there.
+inline bool explained_wait(const CarriedWait& w) {
+  const auto k = static_cast<SyncKind>(w.kind);
+  return w.cause >= 0 && w.wait > 0 &&
+         (k == SyncKind::LsRecv || k == SyncKind::LrSend || k == SyncKind::LsRecvEarlier || k == SyncKind::PairWait ||
+          k == SyncKind::CollWait);
+}
 // The waiting side's kind for a cause's kind (the key both sides use).
 inline SyncKind waiting_kind(SyncKind cause) {
   return cause == SyncKind::LsSend      ? SyncKind::LsRecv
@@ -211,6 +219,9 @@ class SyncContext {
   // requested cut, and whose part before the cut is not known (a window
   // analyzed for time only came between): it is cut short there.
   void note_truncated();
+  // Long-term delay costs (seconds, all kinds) that would flow back further
+  // than the window before a requested cut: not charged (delay_costs.cpp).
+  void note_unattributed(double seconds);
   // The critical path's end in an earlier window had to be guessed (its
   // holder was lost: critical_path.cpp); counted by one rank.
   void note_guessed_path();
@@ -343,6 +354,7 @@ class SyncReplay {
   std::uint64_t callpath_hash(const Definitions& defs, const CallpathTree& tree, std::uint32_t cp);
   // Waits of the last run whose interval a requested cut truncated.
   std::uint64_t truncated() const { return truncated_; }
+  double unattributed() const { return unattributed_; }
   // Late Receiver waits of the last run whose receive was posted in a
   // window walked before (the wait is found; its delay costs are not).
   std::uint64_t unexplained() const { return unexplained_; }
@@ -370,6 +382,7 @@ class SyncReplay {
   TimeMapIndex index_;                 // ... its chunk sums of this epoch's windows
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
+  double unattributed_ = 0;
   std::uint64_t unexplained_ = 0;
   std::uint64_t unexplained_pairs_ = 0;
   std::uint64_t guessed_paths_ = 0;

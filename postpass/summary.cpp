@@ -251,6 +251,10 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.clock_violations),
         static_cast<unsigned long long>(in.clock_violations_corrected));
   }
+  if (in.unattributed_longterm_seconds > 1e-6) {
+    say(os, "onlinews: %.3f s of long-term delay costs would flow back further than the window before a "
+        "requested cut: not charged (delay costs up to that much low)\n", in.unattributed_longterm_seconds);
+  }
   if (in.truncated_intervals > 0) {
     say(os, "onlinews: %llu delay-cost interval%s reaching back across a window analyzed for time only "
         "were cut short at the next window (delay costs slightly low there)\n",

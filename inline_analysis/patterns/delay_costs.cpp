@@ -16,7 +16,8 @@
 // waits e receive go to their causes after this walk, which charge them as
 // long-term costs of the delays they explained there (kept_) and pass them
 // on to their own waits in those intervals, kForwardRounds hops at most and
-// one window back (docs/design.md).
+// one window back (docs/design.md); what would go further is counted
+// (unattributed_longterm_seconds).
 // Collectives do the same for each member that waited, with the causing
 // rank's (latest / root / latest sender) interval since its previous point
 // with every member, uncapped; each member's wait is a pair with it.
@@ -81,6 +82,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     cost_.assign(ctx.points().size(), Sym{});
     open_.clear();
     carried_cost_.assign(ctx.carried_waits().size(), Sym{});
+    lost_ = Sym{};
   }
 
   // Scan waits have no delay metric (as in Scalasca): both sides skip them.
@@ -210,25 +212,31 @@ class DelayCosts final : public Pattern, public SyncHandler {
     }
     // The same for the own waits of the window before in its part before
     // the window (their causes charge them after the walk).
+    // Those of older windows (a sum only) go nowhere: counted.
+    auto pass_on = [&](Sym& c, double wait) {
+      c.c[static_cast<std::size_t>(kind)] += (1 - part) * scale * wait;
+      if (part > 0) c.c[static_cast<std::size_t>(part_kind)] += part * scale * wait;
+      c.add(costs, wait / denom);
+    };
+    // (Waits nobody explains, and other threads' where their calls
+    // overlapped, get nothing here, as in one epoch.)
     if (carried != nullptr) {
       const auto& named = ctx.carried_waits();
+      double older = carried->explained;
       for (std::size_t e = carried->first; e < std::min<std::size_t>(carried->last, named.size()); ++e) {
-        Sym& c = carried_cost_[e];
-        c.c[static_cast<std::size_t>(kind)] += (1 - part) * scale * named[e].wait;
-        if (part > 0) c.c[static_cast<std::size_t>(part_kind)] += part * scale * named[e].wait;
-        c.add(costs, named[e].wait / denom);
+        if (!explained(named[e])) continue;
+        older -= named[e].wait;
+        if (ctx.concurrent() && named[e].location != ctx.location()) continue;
+        pass_on(carried_cost_[e], named[e].wait);
       }
+      if (older > 1e-12) pass_on(lost_, older);
     }
     // A later window may pass costs on to this wait (it ends in a part
     // carried across the cut): keep how this rank explained it.
-    if (!ctx.ends_synchronized()) {
-      Kept kept{ctx.location(), denom, m.callpaths, d, {}};
-      for (std::size_t e = j + 1; e < k && kept.own.size() < kMaxOwn; ++e) {
-        const SyncPoint& own = pts[e];
-        if (own.wait <= 0 || !ctx.counts_wait(e, k)) continue;
-        kept.own.push_back({own.peer, static_cast<std::uint8_t>(own.kind), own.seq, own.epoch, own.gid, own.wait});
-      }
-      kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] = std::move(kept);
+    if (!ctx.ends_synchronized() && !ctx.last_window()) {
+      kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] =
+          Kept{ctx.location(), denom, m.callpaths, d, static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(k),
+               carried != nullptr ? carried->explained : 0.0, ctx.concurrent()};
     }
     sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {
@@ -253,13 +261,14 @@ class DelayCosts final : public Pattern, public SyncHandler {
     double denom;
     std::vector<std::uint32_t> callpaths;
     std::vector<double> d;
-    std::vector<CarriedWait> own;  // the own waits in the interval (their share goes on to their causes)
+    std::uint32_t j, k;  // the interval's points: its own waits are the window's points in (j, k)
+    double older;        // its own explained waits in its part before the window (a sum: not passed on)
+    bool concurrent;     // the window's calls overlapped on several threads (only k's thread's waits count)
   };
   // How far costs that reach the window before go on there (each hop one
-  // more exchange after the walk of a window that starts at a requested
-  // cut), and how many own waits a kept explanation names.
+  // more exchange after the walk of a window that starts at a requested cut).
   static constexpr int kForwardRounds = 3;
-  static constexpr std::size_t kMaxOwn = 256;
+  static bool explained(const CarriedWait& w) { return explained_wait(w); }
   static void charge_long(SyncContext& ctx, int location, const std::vector<std::uint32_t>& callpaths,
                           const std::vector<double>& d, double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
@@ -302,6 +311,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
       for (const Share& x : lists.first) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
       if (!lists.second.empty()) arrived[peer] = std::move(lists.second);
     }
+    double unattributed = 0;
+    for (double v : ctx.value(lost_, slot)) unattributed += v;
+    lost_ = Sym{};
     // Costs for the window before: charged by the waits' causes, and their
     // share of the causes' own waits there goes on to those waits' causes.
     // Every rank takes the same number of exchanges (all know where the
@@ -314,13 +326,22 @@ class DelayCosts final : public Pattern, public SyncHandler {
           if (it == prev_kept_.end()) continue;
           const Kept& k = it->second;
           charge_long(ctx, k.location, k.callpaths, k.d, k.denom, x.costs);
-          if (round == kForwardRounds) continue;  // (the rest is lost)
-          for (const CarriedWait& o : k.own) {
+          double total = 0;
+          for (double v : x.costs) total += v;
+          double lost = k.older;
+          for (std::uint32_t e = k.j + 1; e < k.k && e < prev_points_.size(); ++e) {
+            const CarriedWait& o = prev_points_[e];
+            if (!explained(o) || (k.concurrent && o.location != k.location)) continue;
+            if (round == kForwardRounds) {
+              lost += o.wait;
+              continue;
+            }
             auto& c = next[{o.cause, static_cast<int>(o.kind), o.seq, o.epoch, o.gid}];
             for (int i = 0; i < kMaxLanes; ++i) {
               c[static_cast<std::size_t>(i)] += x.costs[static_cast<std::size_t>(i)] * o.wait / k.denom;
             }
           }
+          unattributed += total * lost / k.denom;
         }
       }
       if (round == kForwardRounds) break;
@@ -331,8 +352,17 @@ class DelayCosts final : public Pattern, public SyncHandler {
       }
       arrived = co_await exchange_records(ctx.transport(), out);
     }
+    ctx.note_unattributed(unattributed);
     prev_kept_.clear();
-    if (!ctx.ends_synchronized()) prev_kept_.swap(kept_);
+    prev_points_.clear();
+    if (!ctx.ends_synchronized() && !ctx.last_window()) {
+      prev_kept_.swap(kept_);
+      // Every point's wait by its cause's name (the kept intervals' own waits).
+      for (const SyncPoint& p : ctx.points()) {
+        const double w = p.wait > 0 && !p.bound_only ? p.wait : 0.0;
+        prev_points_.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, w, ctx.location_of(p)});
+      }
+    }
     kept_.clear();
     for (SyncPoint& sp : ctx.points()) {
       if (!waits_p2p(sp) || !is_message_wait(sp.kind)) continue;
@@ -422,7 +452,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
   std::vector<Sym> carried_cost_;  // per CarriedWait: the costs it passes on from this window
+  Sym lost_;                       // ... and what older windows' waits in carried parts would get
   std::map<WaitKey, Kept> kept_, prev_kept_;  // explained in this window / the window before
+  std::vector<CarriedWait> prev_points_;       // the window before's points (Kept::j, k index them)
   // The reference's interval at the collective instance being explained
   // (one per instance, however many members waited there).
   SyncContext::Interval group_;

@@ -113,7 +113,8 @@ def compare(seed, label, online, ref, failures):
     return (f"epochs {int(a['epochs'])} (sync {int(a.get('sync_cuts', 0))}, requested "
             f"{int(a.get('requested_cuts', 0))}), split collectives {split}, crossing sync sends {crossing}, truncated "
             f"intervals {int(a.get('truncated_intervals', 0))}; waiting {ref.value('mpi'):.3f} s, largest wait-state "
-            f"difference {worst * 1e6:.2f} us; {causes} (online/reference)")
+            f"difference {worst * 1e6:.2f} us; {causes} (online/reference), long-term delay costs not charged "
+            f"{float(a.get('unattributed_longterm_seconds', 0)):.3f}")
 
 
 def main():

@@ -91,6 +91,13 @@ TEST_CASE("requested cuts: wait states and the critical path as in one epoch", "
   const double d_one = total(one, Metric::delay), d_many = total(many, Metric::delay);
   CHECK(d_many <= d_one * 1.0001);
   CHECK(d_many > 0.95 * d_one);  // (97.5 %; 90 % with 1 hop, 81 % while nothing reached the window before)
+  // What goes further back is counted, and is exactly what is missing.
+  double unattributed = 0;
+  for (const auto& x : many) {
+    for (const auto& f : x.facts) unattributed += f.unattributed_longterm_seconds;
+  }
+  CHECK(unattributed > 0);
+  CHECK(d_many + unattributed == Approx(d_one));
 }
 
 TEST_CASE("requested cuts: a window without any wait keeps its path open until a later one", "[requested]") {
@@ -322,4 +329,7 @@ TEST_CASE("requested cuts: long-term costs reach a delay of the window before", 
     }
   }
   CHECK(many[0].get(Metric::delay_latesender_longterm, kWork) == Approx(one[0].get(Metric::delay_latesender_longterm, kWork)));
+  for (const auto& x : many) {
+    for (const auto& f : x.facts) CHECK(f.unattributed_longterm_seconds == 0);
+  }
 }
