@@ -206,6 +206,12 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
   return ok;
 }
 
+bool H5Output::flush() {
+  if (file_ < 0) return false;
+  QuietH5 quiet;
+  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+}
+
 bool H5Output::append_epoch_end() {
   if (file_ < 0) return false;
   QuietH5 quiet;

@@ -94,6 +94,9 @@ class H5Output {
   bool append_epoch_begin(const EpochRow& row, int n_locations);
   bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count);
   bool append_epoch_end();
+  // Writes what is set so far to disk (a SIGKILL after it leaves a file
+  // that opens, with it).
+  bool flush();
   std::size_t metric_count() const { return metric_names_.size(); }
   bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
                          const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,

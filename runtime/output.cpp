@@ -121,6 +121,10 @@ void open_output(State& s) {
         s.h5->set_attr("start_time", s.start_time);
         s.h5->set_attr("epoch_seconds", s.cfg.epoch_seconds);
         s.h5->set_attr("complete", static_cast<std::int64_t>(0));  // 1 once MPI_Finalize wrote everything
+        // A job killed before its first epoch ends still leaves a file
+        // marked incomplete (mpi.kill_trials under ASan: a kill 0.4 s after
+        // the file appeared found no `complete` attribute).
+        s.h5->flush();
         std::string live_err;
         if (!s.live.open(path, s.command, s.size, metric_defs(), postpass::wait_state_names(), live_err)) {
           log_warning(live_err + " (onlinews-report --follow needs it)");
