@@ -136,11 +136,16 @@ def expected(mode, r, n, check, label):
         # The master computes nothing: the workers wait only while its MPI
         # calls run (microseconds; on a loaded machine the master is also
         # descheduled inside them: 0.17-0.20 s measured while a build ran,
-        # charged there by the delay costs).  Waiting for a task would be 0.5 s.
-        w_designed = designed_waiting(r, workers)
+        # charged there by the delay costs), or while it is descheduled in
+        # its own loop between them (0.18 s once while a build ran: charged
+        # to the master's code outside MPI).  Waiting for a task would be
+        # 0.5 s, charged to the workers' task.
+        mpi_names = [n for n in set(r.region_names) if n.startswith("MPI_")]
+        master_code = v("delay", rank=0, app=True) - sum(v("delay", rank=0, region=n, app=True) for n in mpi_names)
+        w_designed = designed_waiting(r, workers) - master_code
         check(w_designed < 0.05 * m,
               f"{label}: the workers wait {workers:.4f} s for the master's replies, {w_designed:.4f} s of it not "
-              f"caused by its MPI calls (< 5 % of the master's waiting)")
+              f"caused by its MPI calls or its own loop (< 5 % of the master's waiting)")
         d = v("delay", region="task")
         app = designed_waiting(r, m + workers)
         check(close(d, app, 0.05),
