@@ -42,14 +42,17 @@ def sh(cmd, extra_env=None, **kw):
     return p.stdout
 
 
+def gbench(build, name, args, pattern):
+    """Runs the Google Benchmark binary `name` and returns {group 1: float(group 2)}
+    for the lines of its output that match `pattern`."""
+    out = sh([build / "benchmarks" / name] + args)
+    matches = (re.match(pattern, line) for line in out.splitlines())
+    return {m.group(1): float(m.group(2)) for m in matches if m}
+
+
 def bench_record(build, reps):
-    out = sh([build / "benchmarks" / "bench_record", f"--benchmark_repetitions={reps}"])
-    table = {}
-    for line in out.splitlines():
-        m = re.match(r"\s+(BM_\S+)(?: \[[^\]]*\])?\s+([\d.]+) ns", line)
-        if m:
-            table[m.group(1)] = float(m.group(2))
-    return table
+    return gbench(build, "bench_record", [f"--benchmark_repetitions={reps}"],
+                  r"\s+(BM_\S+)(?: \[[^\]]*\])?\s+([\d.]+) ns")
 
 
 def callcost(build, reps, mpiexec):
@@ -68,14 +71,8 @@ def callcost(build, reps, mpiexec):
 
 
 def bench_replay(build, reps):
-    out = sh([build / "benchmarks" / "bench_replay", f"--benchmark_repetitions={reps}",
-              "--benchmark_report_aggregates_only=true"])
-    vals = {}
-    for line in out.splitlines():
-        m = re.match(r"(BM_\S+?)(?:/real_time)?_median\s.*ns_per_event=([\d.]+)", line)
-        if m:
-            vals[m.group(1)] = float(m.group(2))
-    return vals
+    return gbench(build, "bench_replay", [f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=true"],
+                  r"(BM_\S+?)(?:/real_time)?_median\s.*ns_per_event=([\d.]+)")
 
 
 def main():

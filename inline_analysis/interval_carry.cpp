@@ -219,7 +219,7 @@ void IntervalCarry::update(SyncContext& ctx, const std::vector<CrossingSend>& cr
       if (p.wait <= 0 || p.bound_only) continue;  // (counted at its CollWait point)
       acc.add(p.callpath, -p.wait);
       waits += p.wait;
-      recent.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, p.wait, ctx.location_of(p)});
+      recent.push_back(wait_name(p, ctx.location_of(p), p.wait));
       if (explained_wait(recent.back())) explained += p.wait;
     }
     if (c.t < begin) {  // (time_map gives the time before the window to the call open there)

@@ -2,12 +2,14 @@
 // attaches to events from them.  Wire records are trivially copyable and sent
 // as raw bytes (all ranks run the same binary).
 #pragma once
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "transport.hpp"
@@ -270,6 +272,42 @@ Task<std::map<int, std::vector<T>>> exchange_records(Transport& t, const std::ma
   }
   co_await t.exchange(send, recv);
   for (const auto& p : recv) got[p.peer] = from_bytes<T>(p.data);
+  co_return got;
+}
+
+// The same for two record lists per peer in one exchange (one round instead
+// of two): each parcel holds the first list's length, then both lists.
+template <class A, class B>
+Task<std::map<int, std::pair<std::vector<A>, std::vector<B>>>> exchange_record_pairs(
+    Transport& t, const std::map<int, std::vector<A>>& a, const std::map<int, std::vector<B>>& b) {
+  std::map<int, std::pair<std::vector<A>, std::vector<B>>> out, got;
+  for (const auto& [p, l] : a) out[p].first = l;
+  for (const auto& [p, l] : b) out[p].second = l;
+  std::vector<Parcel> send, recv;
+  for (auto& [p, ab] : out) {
+    if (p == t.rank()) {
+      got[p] = std::move(ab);
+      continue;
+    }
+    const std::uint64_t n = ab.first.size();
+    const auto x = to_bytes(ab.first), y = to_bytes(ab.second);
+    Parcel parcel{p, std::vector<std::byte>(sizeof n + x.size() + y.size())};
+    std::memcpy(parcel.data.data(), &n, sizeof n);
+    std::copy(x.begin(), x.end(), parcel.data.begin() + sizeof n);
+    std::copy(y.begin(), y.end(), parcel.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + x.size()));
+    send.push_back(std::move(parcel));
+  }
+  co_await t.exchange(send, recv);
+  for (const auto& p : recv) {
+    std::uint64_t n = 0;
+    if (p.data.size() < sizeof n) continue;
+    std::memcpy(&n, p.data.data(), sizeof n);
+    const std::size_t na = std::min<std::size_t>(n * sizeof(A), p.data.size() - sizeof n);
+    const auto mid = p.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + na);
+    auto& g = got[p.peer];
+    g.first = from_bytes<A>(std::vector<std::byte>(p.data.begin() + sizeof n, mid));
+    g.second = from_bytes<B>(std::vector<std::byte>(mid, p.data.end()));
+  }
   co_return got;
 }
 

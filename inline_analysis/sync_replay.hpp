@@ -106,6 +106,10 @@ inline bool is_message_wait(SyncKind k) {
 inline bool is_scan(SyncKind k) { return k == SyncKind::ScanWait || k == SyncKind::ScanCause; }
 // A collective's pairs bound no interval of their own (its Collective point does).
 inline bool is_coll_pair(SyncKind k) { return k == SyncKind::CollWait || k == SyncKind::CollCause; }
+// Point `p`'s wait (`wait` seconds, on thread `location`) as its cause names it.
+inline CarriedWait wait_name(const SyncPoint& p, int location, double wait) {
+  return {p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, wait, location};
+}
 // A wait whose cause explains it with its interval (a pair's waiting side):
 // the long-term costs it receives are charged there.
 inline bool explained_wait(const CarriedWait& w) {

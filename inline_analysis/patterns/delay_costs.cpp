@@ -40,7 +40,6 @@
 // walk), direct = the rest; propagating = the largest part of a wait that
 // caused a later one, terminal = the rest.
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -224,7 +223,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       const auto& named = ctx.carried_waits();
       double older = carried->explained;
       for (std::size_t e = carried->first; e < std::min<std::size_t>(carried->last, named.size()); ++e) {
-        if (!explained(named[e])) continue;
+        if (!explained_wait(named[e])) continue;
         older -= named[e].wait;
         if (ctx.concurrent() && named[e].location != ctx.location()) continue;
         pass_on(carried_cost_[e], named[e].wait);
@@ -268,7 +267,6 @@ class DelayCosts final : public Pattern, public SyncHandler {
   // How far costs that reach the window before go on there (each hop one
   // more exchange after the walk of a window that starts at a requested cut).
   static constexpr int kForwardRounds = 3;
-  static bool explained(const CarriedWait& w) { return explained_wait(w); }
   static void charge_long(SyncContext& ctx, int location, const std::vector<std::uint32_t>& callpaths,
                           const std::vector<double>& d, double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
@@ -307,7 +305,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     }
     std::map<std::tuple<int, int, std::uint32_t, std::uint32_t>, double> indirect;
     std::map<int, std::vector<CarriedCost>> arrived;
-    for (auto& [peer, lists] : co_await exchange_two(ctx.transport(), back, to_causes)) {
+    for (auto& [peer, lists] : co_await exchange_record_pairs(ctx.transport(), back, to_causes)) {
       for (const Share& x : lists.first) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
       if (!lists.second.empty()) arrived[peer] = std::move(lists.second);
     }
@@ -331,7 +329,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
           double lost = k.older;
           for (std::uint32_t e = k.j + 1; e < k.k && e < prev_points_.size(); ++e) {
             const CarriedWait& o = prev_points_[e];
-            if (!explained(o) || (k.concurrent && o.location != k.location)) continue;
+            if (!explained_wait(o) || (k.concurrent && o.location != k.location)) continue;
             if (round == kForwardRounds) {
               lost += o.wait;
               continue;
@@ -359,8 +357,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
       prev_kept_.swap(kept_);
       // Every point's wait by its cause's name (the kept intervals' own waits).
       for (const SyncPoint& p : ctx.points()) {
-        const double w = p.wait > 0 && !p.bound_only ? p.wait : 0.0;
-        prev_points_.push_back({p.peer, static_cast<std::uint8_t>(p.kind), p.seq, p.epoch, p.gid, w, ctx.location_of(p)});
+        prev_points_.push_back(wait_name(p, ctx.location_of(p), p.wait > 0 && !p.bound_only ? p.wait : 0.0));
       }
     }
     kept_.clear();
@@ -387,41 +384,6 @@ class DelayCosts final : public Pattern, public SyncHandler {
     std::uint32_t kind, pad;
     std::array<double, kMaxLanes> costs;
   };
-  // One sparse exchange of two record lists per peer (exchange_records for
-  // two types; one round instead of two).
-  template <class A, class B>
-  static Task<std::map<int, std::pair<std::vector<A>, std::vector<B>>>> exchange_two(
-      Transport& t, const std::map<int, std::vector<A>>& a, const std::map<int, std::vector<B>>& b) {
-    std::map<int, std::pair<std::vector<A>, std::vector<B>>> out, got;
-    for (const auto& [p, l] : a) out[p].first = l;
-    for (const auto& [p, l] : b) out[p].second = l;
-    std::vector<Parcel> send, recv;
-    for (auto& [p, ab] : out) {
-      if (p == t.rank()) {
-        got[p] = std::move(ab);
-        continue;
-      }
-      const std::uint64_t n = ab.first.size();
-      const auto x = to_bytes(ab.first), y = to_bytes(ab.second);
-      Parcel parcel{p, std::vector<std::byte>(sizeof n + x.size() + y.size())};
-      std::memcpy(parcel.data.data(), &n, sizeof n);
-      std::copy(x.begin(), x.end(), parcel.data.begin() + sizeof n);
-      std::copy(y.begin(), y.end(), parcel.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + x.size()));
-      send.push_back(std::move(parcel));
-    }
-    co_await t.exchange(send, recv);
-    for (const auto& p : recv) {
-      std::uint64_t n = 0;
-      if (p.data.size() < sizeof n) continue;
-      std::memcpy(&n, p.data.data(), sizeof n);
-      const std::size_t na = std::min<std::size_t>(n * sizeof(A), p.data.size() - sizeof n);
-      const auto mid = p.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + na);
-      auto& g = got[p.peer];
-      g.first = from_bytes<A>(std::vector<std::byte>(p.data.begin() + sizeof n, mid));
-      g.second = from_bytes<B>(std::vector<std::byte>(mid, p.data.end()));
-    }
-    co_return got;
-  }
   static void put_map(SyncContext& ctx, const TimeMap& m, ByteWriter& out) {
     out.put(static_cast<std::uint32_t>(m.callpaths.size()));
     for (std::size_t i = 0; i < m.callpaths.size(); ++i) {
