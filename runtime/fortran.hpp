@@ -9,8 +9,9 @@
 // converts the arguments (handles with PMPI_*_f2c/c2f, statuses, logicals,
 // 1-based indices, Fortran's MPI_BOTTOM and MPI_IN_PLACE) and runs the same
 // body as the C wrapper, with its own return address as the call site.
-// MPICH's Fortran bindings call the C MPI_* functions: no Fortran entry
-// points there (their call sites name the binding; docs/output.md).
+// MPICH's mpif.h and `use mpi` bindings call the C MPI_* functions: no
+// Fortran entry points there (their call sites name the binding;
+// docs/output.md); its mpi_f08 binding is redirected (fortran_mpich.cpp).
 #pragma once
 #include <mpi.h>
 
@@ -76,6 +77,24 @@ class Requests {
   MPI_Request* big_ = nullptr;
   MPI_Request* p_;
 };
+
+// Each spec function's C wrapper under its PMPI name, sorted by name
+// (generated with the wrappers): where MPICH's mpi_f08 binding calls
+// PMPI_*, those calls are pointed at the wrappers (fortran_mpich.cpp).
+struct PmpiRedirect {
+  const char* pmpi_name;
+  void* wrapper;
+};
+extern const PmpiRedirect kPmpiRedirects[];
+extern const std::size_t kPmpiRedirectCount;
+// What the redirection did at load: MPICH Fortran libraries found, slots
+// pointed at the wrappers, slots that could not be written.
+struct PatchReport {
+  int objects = 0;
+  int redirected = 0;
+  int failed = 0;
+};
+const PatchReport& mpich_fortran_patch();
 
 // At MPI_Init: true if the process's Fortran MPI entry points are not
 // onlinews' (libonlinews linked after the MPI Fortran libraries): Fortran

@@ -177,6 +177,10 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     s.warnings.push_back("Fortran MPI calls bypass onlinews: libonlinews comes after the MPI Fortran libraries in "
                          "the link order (link -lonlinews before them, or use LD_PRELOAD)");
   }
+  if (const fortran::PatchReport& f = fortran::mpich_fortran_patch(); f.failed > 0) {
+    s.warnings.push_back(std::to_string(f.failed) + " of MPICH's mpi_f08 entry points could not be redirected to "
+                         "onlinews (a read-only GOT): those Fortran calls pass unseen");
+  }
   if (s.cfg.sampling > 0) {
     std::string why;
     if (!init_sampling(static_cast<int>(s.cfg.sampling), why)) {
@@ -222,6 +226,9 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
   if (s.cfg.verbose >= 2 && s.rank == 0) {
     log_info("recording " + std::to_string(s.size) + " ranks; buffer " + std::to_string(s.cfg.buffer) +
              " bytes per thread; clock " + s.clock_name + "; eager limits: " + eager);
+    if (const fortran::PatchReport& f = fortran::mpich_fortran_patch(); f.objects > 0) {
+      log_info("MPICH's mpi_f08 binding: " + std::to_string(f.redirected) + " PMPI calls redirected to the wrappers");
+    }
     char line[160];
     std::snprintf(line, sizeof line, "clock domains: %d (largest offset %.6f s, round trip %.1f us)%s",
                   s.clock_sync.domains(), s.clock_sync.max_offset_seconds(), 1e6 * s.clock_sync.max_rtt_seconds(),

@@ -451,7 +451,11 @@ def main():
                 failures.append(f"output file {path} missing")
                 checks = []
             else:
-                result = onlinews_h5.Result(str(path))
+                try:
+                    result = onlinews_h5.Result(str(path))
+                except (OSError, KeyError) as e:  # (a job that failed may leave a partial or locked file)
+                    failures.append(f"output file {path} unreadable: {e}")
+                    return failures
                 failures += validate(result)
                 for no, key, rest in checks:
                     try:
