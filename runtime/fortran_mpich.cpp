@@ -67,11 +67,13 @@ struct Relro {
 };
 
 // One slot: a writable GOT (lazy binding, partial RELRO) is written in
-// place; a slot in the RELRO segment (BIND_NOW) is made writable around it.
+// place; a slot in the pages the dynamic linker made read-only after
+// relocation (PT_GNU_RELRO rounded down at both ends, as glibc protects it:
+// the last partial page stays writable) is made writable around the write.
 bool write_slot(void** slot, void* target, const Relro& relro) {
   const auto a = reinterpret_cast<ElfW(Addr)>(slot);
-  if (a >= relro.lo && a < relro.hi) {
-    const auto page = static_cast<ElfW(Addr)>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<ElfW(Addr)>(sysconf(_SC_PAGESIZE));
+  if (a >= (relro.lo & ~(page - 1)) && a < (relro.hi & ~(page - 1))) {
     void* start = reinterpret_cast<void*>(a & ~(page - 1));
     if (mprotect(start, page, PROT_READ | PROT_WRITE) != 0) return false;
     *slot = target;
@@ -129,6 +131,8 @@ int patch_object(dl_phdr_info* info, std::size_t, void*) {
   const auto* syms = at<const ElfW(Sym)>(info, symtab);
   const auto* strs = at<const char>(info, strtab);
   if (jmprel != 0) patch_relocations(info, at<const ElfW(Rela)>(info, jmprel), pltrelsz, syms, strs, relro);
+  // (Some linkers let DT_RELASZ cover .rela.plt too: then only the part before it.)
+  if (rela != 0 && jmprel > rela && jmprel < rela + relasz) relasz = jmprel - rela;
   if (rela != 0) patch_relocations(info, at<const ElfW(Rela)>(info, rela), relasz, syms, strs, relro);
   return 0;
 }
@@ -145,7 +149,8 @@ const PatchReport& mpich_fortran_patch() { return g_report; }
 }  // namespace onlinews::rt::fortran
 
 // --- MPI_Init's Fortran entry points (so that -lonlinews stays linked) -----
-// MPICH's, found at run time (weak: a C program has no libmpichfort).
+// MPICH's, resolved when libonlinews is loaded (weak: null if libmpichfort
+// is not loaded by then, as in a C program).
 extern "C" {
 void pmpi_init_(MPI_Fint* ierr) __attribute__((weak));
 void pmpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) __attribute__((weak));
@@ -153,7 +158,8 @@ void pmpir_init_f08_(MPI_Fint* ierr) __attribute__((weak));
 void pmpir_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) __attribute__((weak));
 
 // mpif.h, use mpi: MPICH's binding sets up its Fortran constants, then calls
-// MPI_Init (ours).  Without it (never with libmpichfort loaded) the C call.
+// MPI_Init (ours).  Without it (libmpichfort loaded later, by dlopen) the C
+// call: MPICH's other entry points set up those constants at first use.
 void ow_mpich_init(MPI_Fint* ierr) {
   if (pmpi_init_ != nullptr) {
     pmpi_init_(ierr);

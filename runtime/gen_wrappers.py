@@ -325,10 +325,11 @@ def gen_wrappers_cpp(funcs):
     out += [gen_wrapper(f) for f in funcs]
     rows = "".join(f'  {{"P{n}", reinterpret_cast<void*>(&{n})}},\n' for n in sorted(f.name for f in funcs))
     out.append("// The wrappers under their PMPI names, sorted (fortran.hpp: MPICH's mpi_f08).\n"
+               "#if !ONLINEWS_FORTRAN_WRAPPERS\n"
                "namespace onlinews::rt::fortran {\n"
                f"extern const PmpiRedirect kPmpiRedirects[] = {{\n{rows}}};\n"
                f"extern const std::size_t kPmpiRedirectCount = {len(funcs)};\n"
-               "}  // namespace onlinews::rt::fortran\n\n")
+               "}  // namespace onlinews::rt::fortran\n#endif\n\n")
     out.append("// Fortran entry points (mpif.h, use mpi, and use mpi_f08 where its\n"
                "// arguments are passed like mpif.h's): runtime/fortran.hpp.\n"
                "#if ONLINEWS_FORTRAN_WRAPPERS\n")

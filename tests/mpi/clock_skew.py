@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--rel", type=float, default=0.02)
     ap.add_argument("--abs", type=float, default=0.010)
     ap.add_argument("--attempts", type=int, default=3, help="pairs of runs per case before it fails")
+    ap.add_argument("--untimed", action="store_true", help="(accepted; its comparisons are between two runs)")
     args = ap.parse_args()
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

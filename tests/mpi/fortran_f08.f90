@@ -76,7 +76,8 @@ contains
     do while (version(p:p) == ' ' .or. version(p:p) == char(9))
       p = p + 1
     end do
-    if (version(p:p+3) == '4.0.') first_index = 0
+    ! (4.0, 4.0.x and 4.0's pre-releases; not 4.01)
+    if (version(p:p+2) == '4.0' .and. verify(version(p+3:p+3), '0123456789') /= 0) first_index = 0
   end function
 
   subroutine fail(what)

@@ -24,7 +24,13 @@ class Result:
     def __init__(self, path):
         self.path = path
         self.f = h5py.File(path, "r")
-        f = self.f
+        try:
+            self._load(self.f)
+        except Exception:  # (a partial file: do not keep it open, and so locked)
+            self.f.close()
+            raise
+
+    def _load(self, f):
         self.attrs = {k: (_s(v) if isinstance(v, (bytes, np.bytes_, str)) else v) for k, v in f.attrs.items()}
         m = f["definitions/metrics"][:]
         self.metrics = [_s(x) for x in m["name"]]
