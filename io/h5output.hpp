@@ -150,8 +150,17 @@ class H5Output {
 bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& views, const Grid& grid,
                 const std::vector<double>& epoch_ends, std::string& error);
 
+// /profile/<metric>, all ranks: each gives its `columns` (ascending) of
+// each metric through `fill` (a block [call path][column]).  Where one
+// metric's matrix is at most kGatherBytes, rank 0 gathers the metrics in
+// batches of that size and writes them alone (a handful of collectives);
+// larger ones go through parallel HDF5 (collective, each rank its columns),
+// whose ~20 collective operations per metric cost seconds where ranks
+// outnumber cores.
+constexpr double kGatherBytes = 64.0 * 1024 * 1024;
 bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
-                   const std::function<void(int, std::vector<double>&)>& fill, std::string& error);
+                   const std::function<void(int, std::vector<double>&)>& fill, std::string& error,
+                   bool force_parallel = false);
 
 }  // namespace onlinews::io

@@ -181,6 +181,9 @@ Config parse_config(const std::function<const char*(const char*)>& getenv_fn,
   if (const char* raw = getenv_fn("ONLINEWS_TEST_REFERENCE"); raw != nullptr) cfg.test_reference = trim(raw);
   if (const char* raw = getenv_fn("ONLINEWS_TEST_STALL"); raw != nullptr) cfg.test_stall = trim(raw) == "1";
   if (const char* raw = getenv_fn("ONLINEWS_TEST_LATE_CUT"); raw != nullptr) cfg.test_late_cut = trim(raw) == "1";
+  if (const char* raw = getenv_fn("ONLINEWS_TEST_PARALLEL_PROFILE"); raw != nullptr) {
+    cfg.test_parallel_profile = trim(raw) == "1";
+  }
   for (const auto& entry : environ_entries) {
     if (entry.rfind("ONLINEWS_", 0) != 0) continue;
     const std::string name = entry.substr(0, entry.find('='));

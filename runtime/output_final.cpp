@@ -178,7 +178,7 @@ void finish_output(State& s) {
             for (std::size_t g = 0; g < ncp; ++g) block[g * k + c] = e[g * kMetricCount + static_cast<std::size_t>(m)];
           }
         },
-        err);
+        err, s.cfg.test_parallel_profile);
     if (!written) log_warning(err);
     if (written && s.rank == 0) {
       // Mark the file complete (a killed job leaves complete = 0 and only

@@ -398,8 +398,11 @@ def main():
     ap.add_argument("--expect", required=True)
     ap.add_argument("--preload", help="run the (unmodified) program with this libonlinews.so in LD_PRELOAD")
     ap.add_argument("--plain", help="the program built without onlinews (same-as-plain, needs-plain)")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="one more environment variable of the run (after the expect file's)")
     args = ap.parse_args()  # (--untimed: the checks of time metrics, unit sec)
     spec = parse_expect(args.expect)
+    spec["env"].update(dict(e.split("=", 1) for e in args.env))
     plain = None
     if spec["same_as_plain"] or spec["needs_plain"]:
         if not args.plain:
