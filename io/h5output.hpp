@@ -1,8 +1,9 @@
 // Stage header of io/: the HDF5 result file, format version 1 (DESIGN.md §8,
 // docs/output.md).  Rank 0 owns the file for everything small (attributes,
 // definitions, the per-epoch rows appended and flushed as each epoch ends);
-// the large /profile matrices are written by all ranks together through
-// parallel HDF5 (MPI-IO, collective), each rank its own location columns.
+// the /profile matrices, each rank giving its own location columns, are
+// gathered to rank 0 up to kGatherBytes in all, else written by all ranks
+// together through parallel HDF5 (MPI-IO, collective).
 #pragma once
 #include <mpi.h>
 
@@ -150,13 +151,13 @@ class H5Output {
 bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& views, const Grid& grid,
                 const std::vector<double>& epoch_ends, std::string& error);
 
-// /profile/<metric>, all ranks: each gives its `columns` (ascending) of
-// each metric through `fill` (a block [call path][column]).  Where one
-// metric's matrix is at most kGatherBytes, rank 0 gathers the metrics in
-// batches of that size and writes them alone (a handful of collectives);
-// larger ones go through parallel HDF5 (collective, each rank its columns),
-// whose ~20 collective operations per metric cost seconds where ranks
-// outnumber cores.
+// /profile/<metric>, all ranks: each gives its `columns` (ascending; every
+// column belongs to one rank) of each metric through `fill` (a block [call
+// path][column]).  Where all metrics' matrices together are at most
+// kGatherBytes, rank 0 gathers them (one MPI_Gatherv) and writes them
+// alone; larger profiles go through parallel HDF5 (collective, each rank
+// its columns, the compression spread over the ranks), whose ~20 collective
+// operations per metric cost seconds where ranks outnumber cores.
 constexpr double kGatherBytes = 64.0 * 1024 * 1024;
 bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,

@@ -1,4 +1,4 @@
-// /profile/<metric> through parallel HDF5, and the XDMF description.
+// /profile/<metric>, gathered to rank 0 or through parallel HDF5.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -37,8 +37,9 @@ hid_t create_metric(hid_t g, hid_t fs, const MetricDef& metric, hsize_t ncp, hsi
   return d;
 }
 
-// Rank 0 writes what every rank sent it, serially: metrics in batches of
-// at most kGatherBytes at rank 0.
+// Rank 0 writes what every rank sent it, serially (in batches of metrics of
+// at most kGatherBytes at rank 0; write_profile sends only profiles that
+// fit one batch).
 bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                     std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
                     const std::function<void(int, std::vector<double>&)>& fill, std::string& error) {
@@ -60,7 +61,8 @@ bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<Me
   }
   PMPI_Gatherv(columns.data(), k, MPI_INT, all_columns.data(), ks.data(), displs.data(), MPI_INT, 0, comm);
   const std::size_t per_metric = std::max<std::size_t>(ncp * nloc, 1);
-  const std::size_t batch = std::clamp<std::size_t>(kGatherBytes / (8 * per_metric), 1, metrics.size());
+  const std::size_t batch =
+      std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(kGatherBytes) / (8 * per_metric), metrics.size()));
 
   bool ok = true;
   hid_t f = -1, g = -1;
@@ -138,9 +140,11 @@ bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<Met
   void* old_data = nullptr;
   H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  // One metric's matrix fits the gather budget (the same decision on every
+  // The whole profile fits the gather budget (the same decision on every
   // rank: the shape is everyone's): gathered, as DESIGN.md §8 allows.
-  if (!force_parallel && static_cast<double>(n_callpaths) * static_cast<double>(n_locations) * 8.0 <= kGatherBytes) {
+  if (!force_parallel && static_cast<double>(metrics.size()) * static_cast<double>(n_callpaths) *
+                                 static_cast<double>(n_locations) * 8.0 <=
+                             kGatherBytes) {
     const bool ok = write_gathered(path, comm, metrics, n_callpaths, n_locations, columns, fill, error);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return ok;

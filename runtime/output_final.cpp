@@ -1,5 +1,5 @@
-// MPI_Finalize: unify definitions, write the /profile matrices (parallel
-// HDF5), definitions, topology, final attributes and the XDMF file, then print
+// MPI_Finalize: unify definitions, write the /profile matrices (gathered to
+// rank 0, or parallel HDF5: io/h5output.hpp), definitions, topology, final attributes and the XDMF file, then print
 // the summary.  Collective over the tool's world communicator.
 #include <algorithm>
 
