@@ -157,41 +157,43 @@ void pmpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) _
 void pmpir_init_f08_(MPI_Fint* ierr) __attribute__((weak));
 void pmpir_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) __attribute__((weak));
 
+}  // extern "C"
+
+namespace {
+using InitFn = void (*)(MPI_Fint*);
+using InitThreadFn = void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*);
+// MPICH's entry point if it is there; else the C call (libmpichfort loaded
+// later, by dlopen: MPICH's other entry points set up their Fortran
+// constants at first use).
+void init_via(InitFn mpich, MPI_Fint* ierr) {
+  if (mpich != nullptr) {
+    mpich(ierr);
+  } else {
+    onlinews::rt::fortran::set_ierr(ierr, MPI_Init(nullptr, nullptr));
+  }
+}
+void init_thread_via(InitThreadFn mpich, MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  if (mpich != nullptr) {
+    mpich(required, provided, ierr);
+  } else {
+    int p = 0;
+    onlinews::rt::fortran::set_ierr(ierr, MPI_Init_thread(nullptr, nullptr, *required, &p));
+    *provided = p;
+  }
+}
+}  // namespace
+
+extern "C" {
 // mpif.h, use mpi: MPICH's binding sets up its Fortran constants, then calls
-// MPI_Init (ours).  Without it (libmpichfort loaded later, by dlopen) the C
-// call: MPICH's other entry points set up those constants at first use.
-void ow_mpich_init(MPI_Fint* ierr) {
-  if (pmpi_init_ != nullptr) {
-    pmpi_init_(ierr);
-  } else {
-    onlinews::rt::fortran::set_ierr(ierr, MPI_Init(nullptr, nullptr));
-  }
-}
+// MPI_Init (ours).  mpi_f08 (ierror optional): MPICH's calls PMPI_Init,
+// redirected above.
+void ow_mpich_init(MPI_Fint* ierr) { init_via(pmpi_init_, ierr); }
 void ow_mpich_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
-  if (pmpi_init_thread_ != nullptr) {
-    pmpi_init_thread_(required, provided, ierr);
-  } else {
-    int p = 0;
-    onlinews::rt::fortran::set_ierr(ierr, MPI_Init_thread(nullptr, nullptr, *required, &p));
-    *provided = p;
-  }
+  init_thread_via(pmpi_init_thread_, required, provided, ierr);
 }
-// mpi_f08 (ierror optional): MPICH's calls PMPI_Init, redirected above.
-void ow_mpich_init_f08(MPI_Fint* ierr) {
-  if (pmpir_init_f08_ != nullptr) {
-    pmpir_init_f08_(ierr);
-  } else {
-    onlinews::rt::fortran::set_ierr(ierr, MPI_Init(nullptr, nullptr));
-  }
-}
+void ow_mpich_init_f08(MPI_Fint* ierr) { init_via(pmpir_init_f08_, ierr); }
 void ow_mpich_init_thread_f08(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
-  if (pmpir_init_thread_f08_ != nullptr) {
-    pmpir_init_thread_f08_(required, provided, ierr);
-  } else {
-    int p = 0;
-    onlinews::rt::fortran::set_ierr(ierr, MPI_Init_thread(nullptr, nullptr, *required, &p));
-    *provided = p;
-  }
+  init_thread_via(pmpir_init_thread_f08_, required, provided, ierr);
 }
 
 ONLINEWS_API void mpi_init_(MPI_Fint*) __attribute__((alias("ow_mpich_init")));
