@@ -37,9 +37,8 @@ hid_t create_metric(hid_t g, hid_t fs, const MetricDef& metric, hsize_t ncp, hsi
   return d;
 }
 
-// Rank 0 writes what every rank sent it, serially (in batches of metrics of
-// at most kGatherBytes at rank 0; write_profile sends only profiles that
-// fit one batch).
+// Rank 0 writes what every rank sent it, serially (write_profile sends only
+// profiles of at most kGatherBytes: one MPI_Gatherv).
 bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                     std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
                     const std::function<void(int, std::vector<double>&)>& fill, std::string& error) {
@@ -47,71 +46,53 @@ bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<Me
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   const auto ncp = static_cast<std::size_t>(n_callpaths), nloc = static_cast<std::size_t>(n_locations);
-  const int k = static_cast<int>(columns.size());
+  const std::size_t nm = metrics.size(), k = columns.size();
   // Every rank's columns, at rank 0.
+  const int kk = static_cast<int>(k);
   std::vector<int> ks(rank == 0 ? static_cast<std::size_t>(size) : 0), displs, all_columns;
-  PMPI_Gather(&k, 1, MPI_INT, ks.data(), 1, MPI_INT, 0, comm);
-  int total = 0;
-  if (rank == 0) {
-    for (int r = 0; r < size; ++r) {
-      displs.push_back(total);
-      total += ks[static_cast<std::size_t>(r)];
-    }
-    all_columns.resize(static_cast<std::size_t>(total));
+  PMPI_Gather(&kk, 1, MPI_INT, ks.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> counts, offsets;  // (in doubles: all metrics of a rank's columns)
+  int total = 0, at = 0;
+  for (int r = 0; r < static_cast<int>(ks.size()); ++r) {
+    const int kr = ks[static_cast<std::size_t>(r)];
+    displs.push_back(total);
+    total += kr;
+    counts.push_back(static_cast<int>(nm * ncp) * kr);
+    offsets.push_back(at);
+    at += counts.back();
   }
-  PMPI_Gatherv(columns.data(), k, MPI_INT, all_columns.data(), ks.data(), displs.data(), MPI_INT, 0, comm);
-  const std::size_t per_metric = std::max<std::size_t>(ncp * nloc, 1);
-  const std::size_t batch =
-      std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(kGatherBytes) / (8 * per_metric), metrics.size()));
-
+  all_columns.resize(static_cast<std::size_t>(total));
+  PMPI_Gatherv(columns.data(), kk, MPI_INT, all_columns.data(), ks.data(), displs.data(), MPI_INT, 0, comm);
+  // This rank's part: each metric [call path][its columns].
+  std::vector<double> mine(nm * ncp * k), block(ncp * k), all(static_cast<std::size_t>(at));
+  for (std::size_t m = 0; m < nm && k > 0; ++m) {
+    std::fill(block.begin(), block.end(), 0.0);
+    fill(static_cast<int>(m), block);
+    std::copy(block.begin(), block.end(), mine.begin() + static_cast<std::ptrdiff_t>(m * block.size()));
+  }
+  PMPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
+               MPI_DOUBLE, 0, comm);
   bool ok = true;
-  hid_t f = -1, g = -1;
   if (rank == 0) {
-    f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    g = f >= 0 ? H5Gcreate2(f, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = f >= 0 ? H5Gcreate2(f, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
     ok = g >= 0;
-    if (!ok) error = "cannot reopen '" + path + "' to write /profile";
-  }
-  std::vector<double> mine, block, all, matrix;
-  std::vector<int> counts, offsets;
-  for (std::size_t m0 = 0; m0 < metrics.size(); m0 += batch) {
-    const std::size_t nb = std::min(batch, metrics.size() - m0);
-    mine.assign(nb * ncp * static_cast<std::size_t>(k), 0.0);
-    for (std::size_t b = 0; b < nb && k > 0; ++b) {
-      block.assign(ncp * static_cast<std::size_t>(k), 0.0);
-      fill(static_cast<int>(m0 + b), block);
-      std::copy(block.begin(), block.end(), mine.begin() + static_cast<std::ptrdiff_t>(b * block.size()));
-    }
-    if (rank == 0) {
-      counts.resize(static_cast<std::size_t>(size));
-      offsets.resize(static_cast<std::size_t>(size));
-      int at = 0;
-      for (int r = 0; r < size; ++r) {
-        counts[static_cast<std::size_t>(r)] = static_cast<int>(nb * ncp) * ks[static_cast<std::size_t>(r)];
-        offsets[static_cast<std::size_t>(r)] = at;
-        at += counts[static_cast<std::size_t>(r)];
-      }
-      all.assign(static_cast<std::size_t>(at), 0.0);
-    }
-    PMPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
-                 MPI_DOUBLE, 0, comm);
-    if (rank != 0) continue;
-    // Rank r's part: its nb metrics, each [call path][its columns].
-    for (std::size_t b = 0; b < nb; ++b) {
+    std::vector<double> matrix;
+    for (std::size_t m = 0; m < nm && ok; ++m) {
       matrix.assign(ncp * nloc, 0.0);
       for (int r = 0; r < size; ++r) {
-        const std::size_t kr = static_cast<std::size_t>(ks[static_cast<std::size_t>(r)]);
-        const double* part = all.data() + offsets[static_cast<std::size_t>(r)] + b * ncp * kr;
+        const auto kr = static_cast<std::size_t>(ks[static_cast<std::size_t>(r)]);
+        const double* part = all.data() + offsets[static_cast<std::size_t>(r)] + m * ncp * kr;
+        const int* cols = all_columns.data() + displs[static_cast<std::size_t>(r)];
         for (std::size_t c = 0; c < kr; ++c) {
-          const auto col = static_cast<std::size_t>(all_columns[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) + c]);
+          const auto col = static_cast<std::size_t>(cols[c]);
           if (col >= nloc) continue;
           for (std::size_t cp = 0; cp < ncp; ++cp) matrix[cp * nloc + col] = part[cp * kr + c];
         }
       }
-      if (!ok) continue;
       hsize_t dims[2] = {ncp, nloc};
       hid_t fs = H5Screate_simple(2, dims, nullptr);
-      hid_t d = create_metric(g, fs, metrics[m0 + b], ncp, nloc, ok);
+      hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, ok);
       if (d < 0) ok = false;
       if (d >= 0 && ncp > 0 && nloc > 0) {
         ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, matrix.data()) >= 0 && ok;
@@ -119,11 +100,9 @@ bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<Me
       if (d >= 0) H5Dclose(d);
       H5Sclose(fs);
     }
-  }
-  if (rank == 0) {
     if (g >= 0) H5Gclose(g);
     if (f >= 0) ok = H5Fclose(f) >= 0 && ok;
-    if (!ok && error.empty()) error = "writing /profile to '" + path + "' failed";
+    if (!ok) error = "writing /profile to '" + path + "' failed";
   }
   int all_ok = ok ? 1 : 0;
   PMPI_Bcast(&all_ok, 1, MPI_INT, 0, comm);

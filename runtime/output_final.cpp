@@ -1,6 +1,7 @@
 // MPI_Finalize: unify definitions, write the /profile matrices (gathered to
-// rank 0, or parallel HDF5: io/h5output.hpp), definitions, topology, final attributes and the XDMF file, then print
-// the summary.  Collective over the tool's world communicator.
+// rank 0, or parallel HDF5: io/h5output.hpp), definitions, topology, final
+// attributes and the XDMF file, then print the summary.  Collective over the
+// tool's world communicator.
 #include <algorithm>
 
 #include "inline_analysis/metrics.hpp"
