@@ -89,6 +89,7 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   bool broken = false;
   for (const CompletedRecv& cr : completed) broken = broken || violated(cr.event);
   for (const auto& [recv, probe] : probed) broken = broken || violated(probe);
+  for (const std::size_t probe : unreceived_linked) broken = broken || violated(probe);
   double any = broken || clock_carry ? 1.0 : 0.0;
   co_await t.allreduce_max(&any, 1);
   if (any == 0) co_return;  // the same on every rank: from here on, every step is collective
@@ -100,6 +101,7 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
   for (const auto& [recv, probe] : probed) {
     if (st.links[probe] >= 0) cons.push_back({probe, st.links[probe], false});
   }
+  for (const std::size_t probe : unreceived_linked) cons.push_back({probe, st.links[probe], false});
   std::sort(cons.begin(), cons.end(), [](const Constraint& a, const Constraint& b) { return a.event < b.event; });
   auto violations = [&] {
     std::uint64_t v = 0;

@@ -202,6 +202,7 @@ struct Analyzer::Impl {
   std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
   std::uint32_t current_match = 0;                    // message id of the Match just seen
   std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
+  std::vector<std::size_t> unreceived_linked;  // probes linked to a message not received in their window
   // Clock correction: the shift left at the end of the last corrected window
   // (recorded and corrected time of its last event) decays on in the next.
   bool clock_carry = false;
@@ -417,7 +418,10 @@ struct Analyzer::Impl {
   // two buffers' worth).
   void collect_messages(const LocationWindow& w, std::size_t begin, std::size_t end);
   // Removes and returns the probe waiting for this message, if any.
+  // probe_messages.cpp
   std::optional<PendingProbe> take_probe(const ProbeKey& key);
+  void link_unreceived_probes(LocationState& st);
+  const SendRecord* probed_message(const ProbeKey& key, const PendingProbe& p, const LocationState& st);
   Task<> exchange_and_match(const LocationWindow& w, Transport& t);
   Task<> exchange_replies(const LocationWindow& w, Transport& t);
   // collectives.cpp

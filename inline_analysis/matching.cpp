@@ -11,14 +11,6 @@
 
 namespace onlinews::analysis {
 
-std::optional<PendingProbe> Analyzer::Impl::take_probe(const ProbeKey& key) {
-  auto it = pending_probes.find(key);
-  if (it == pending_probes.end()) return std::nullopt;
-  const PendingProbe p = it->second;
-  pending_probes.erase(it);
-  return p;
-}
-
 void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin, std::size_t end) {
   LocationState& st = loc(w.location);
   const int me = defs.world_rank;
@@ -262,10 +254,7 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
     st.links[probe] = st.links[recv];
     st.marks[recv] |= mark::kProbed;
   }
-  // Probes whose message was not received in this window (never, on another
-  // thread, or after the cut) are not analyzed: counted, then forgotten.
-  facts.unreceived_probes += pending_probes.size();
-  pending_probes.clear();
+  link_unreceived_probes(st);
   current_match = 0;
 }
 
@@ -314,6 +303,24 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     r.ls_wait = ls_wait;
     std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
     to->push_back(r);
+  }
+  // A probe whose message is received in a later window: only a wait in it
+  // is news to the sender (the receive replies as usual; its posting times
+  // are the receive's, so none here).
+  for (const std::size_t probe : unreceived_linked) {
+    const std::int32_t l = st.links[probe];
+    const double* ls = late_sender_waits.find(probe);
+    if (l < 0 || facts.comm_analysis_skipped || ls == nullptr || !is_traced(*ls)) continue;
+    const SendRecord& s = matched[static_cast<std::size_t>(l)];
+    ReplyRecord r;
+    r.seq = s.seq;
+    r.epoch = s.epoch;
+    r.earlier = s.epoch != static_cast<std::uint32_t>(epoch) ? 1 : 0;
+    r.receiver = me;
+    r.bytes = s.bytes;
+    r.flags = s.flags;
+    r.ls_wait = *ls;
+    back[s.src].push_back(r);
   }
   auto got = co_await exchange_records(t, back);
   auto link = [&](std::size_t event, const ReplyRecord& r) {

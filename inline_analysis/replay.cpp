@@ -297,6 +297,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
   m.coll_events.clear();
   m.send_events.clear();
   m.probed.clear();
+  m.unreceived_linked.clear();
   m.late_sender_waits.clear();
   m.sync_in.reset(bounds);
   m.nb_results.clear();

@@ -240,8 +240,8 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.guessed_critical_paths), in.guessed_critical_paths == 1 ? "" : "s");
   }
   if (in.unreceived_probes > 0) {
-    say(os, "onlinews: %llu probes were not followed by the receive of their message on the same thread and "
-        "epoch (not analyzed)\n",
+    say(os, "onlinews: %llu probes saw a message that could not be told (an open wildcard receive might take it "
+        "first, or its send was lost): not analyzed\n",
         static_cast<unsigned long long>(in.unreceived_probes));
   }
   if (in.clock_domains > 1 || in.clock_violations > 0) {

@@ -28,8 +28,9 @@
  *              the polling MPI_Improbe visit.  Then rank 0 sleeps 0.2 s, sends
  *              tag 2; rank 1 polls MPI_Iprobe, then MPI_Recv: 0.2 s in
  *              MPI_Iprobe.
- *   unreceived (2 ranks) rank 1 sends a message that rank 0 probes but never
- *              receives: counted, no Late Sender, no hang.
+ *   unreceived (2 ranks) rank 1 sleeps 0.2 s, then sends a message that
+ *              rank 0 probes but never receives: the probe waited 0.2 s for
+ *              it (analyzed against the message it saw), no hang.
  */
 #include <string.h>
 
@@ -108,7 +109,10 @@ int main(int argc, char** argv) {
       MPI_Recv(buf, 4, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   } else if (strcmp(mode, "unreceived") == 0) {
-    if (rank == 1) MPI_Send(buf, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+    if (rank == 1) {
+      sleep_s(0.2);
+      MPI_Send(buf, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+    }
     if (rank == 0) MPI_Probe(1, 9, MPI_COMM_WORLD, &st);
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -49,14 +49,65 @@ TEST_CASE("probe matching: repeated probes, matched probes out of order", "[prob
   CHECK(res[1].facts[0].unreceived_probes == 0);
 }
 
-TEST_CASE("a probe whose message is never received is counted, not analyzed", "[probe]") {
+TEST_CASE("a probe whose message is never received is analyzed against the message it saw", "[probe]") {
+  auto r = make_ranks(2);
+  r[0].region(0.0, 1.0, kWork);
+  r[0].send(1.0, 1.1, 1, 3);
+  r[1].probe(0.2, 1.05, 0, 3);
+  for (auto& v : r) v.leave(2.0);
+  auto res = replay(r);
+  CHECK(res[1].facts[0].unreceived_probes == 0);
+  CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(0.8));
+  CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(0.8));
+}
+
+TEST_CASE("a probe whose message an open wildcard receive may take first is counted, not analyzed", "[probe]") {
   auto r = make_ranks(2);
   r[0].send(1.0, 1.1, 1, 3);
+  r[1].irecv(0.1, 0.15, kAnySource, 3, /*req=*/5);
   r[1].probe(0.2, 1.05, 0, 3);
   for (auto& v : r) v.leave(2.0);
   auto res = replay(r);
   CHECK(res[1].facts[0].unreceived_probes == 1);
   CHECK(res[1].get(Metric::mpi_latesender) == 0.0);
+}
+
+TEST_CASE("a requested cut between a probe and its receive keeps the probe's Late Sender", "[probe][cut]") {
+  // As in the first case, with r0's send at 2.0-2.02 and r1's probe
+  // returning at 2.03; both streams are cut at 2.05, before r1's receive.
+  // Both epochs' analyses together equal one epoch's: 1.5 s in the probe,
+  // none in the receive, r0's work the delay, and one Ssend as well (its
+  // completion after the cut: Late Receiver 2.1 - 2.0 = 0.1 s).
+  for (const bool ssend : {false, true}) {
+    INFO("synchronous send: " << ssend);
+    std::vector<std::vector<RankResult>> results;
+    for (const bool cut : {false, true}) {
+      auto r = make_ranks(2);
+      r[0].region(0.0, 2.0, kWork);
+      if (ssend) {
+        r[0].send(2.0, 2.12, 1, 7, 8, rt::kRegion_MPI_Ssend, evflag::kSynchronous);
+      } else {
+        r[0].send(2.0, 2.02, 1, 7);
+      }
+      r[1].probe(0.5, 2.03, 0, 7);
+      r[1].recv(2.1, 2.2, 0, 7);
+      for (auto& v : r) v.leave(3.0);
+      if (cut) {
+        for (auto& v : r) v.requested_cut_at(2.05);
+      }
+      results.push_back(replay(r));
+    }
+    for (const auto& res : results) {
+      CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(1.5));
+      CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == 0.0);
+      CHECK(res[1].get(Metric::comms_recv, rt::kRegion_MPI_Recv) == 1.0);
+      CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.5));
+      CHECK(res[1].get(Metric::mpi_wait_direct_ls, rt::kRegion_MPI_Probe) == Approx(1.5));
+      CHECK(res[0].get(Metric::mpi_latereceiver) == Approx(ssend ? 0.1 : 0.0));
+      for (const auto& f : res[1].facts) CHECK(f.unreceived_probes == 0);
+    }
+    CHECK(results[1][1].facts.size() == 2);
+  }
 }
 
 TEST_CASE("one send, two synchronization points: Late Sender in the probe, Late Receiver in the send",
