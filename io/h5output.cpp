@@ -152,8 +152,6 @@ bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& valu
 bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   if (file_ < 0) return false;
   QuietH5 quiet;
-  bool ok = true;
-  const hsize_t e = static_cast<hsize_t>(epochs_written_);
   if (table_ < 0) {  // (a reopened file; or create() could not make the table: close what it made)
     close_epoch_datasets();
     const hid_t dapl = epoch_dapl(2 * 64 * sizeof(EpochRow));  // (its chunks: 64 rows)
@@ -161,18 +159,14 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
     H5Pclose(dapl);
     open_metric_tables(64);
   }
-  hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
-  hid_t t = epoch_row_type();
-  EpochRow copy = row;
-  ok = slab(table_, 1, start, count, t, &copy, size) && ok;
-  H5Tclose(t);
+  row_ = row;  // (written last: append_epoch_end)
   locations_ = std::max(locations_, n_locations);
   if (locations_ > cached_columns_) {  // (an append touching more chunks than its cache holds reads them back)
     int c = 64;
     while (c < locations_) c *= 2;
     open_metric_tables(c);
   }
-  return ok;
+  return table_ >= 0;
 }
 
 void H5Output::open_metric_tables(int columns) {
@@ -212,12 +206,23 @@ bool H5Output::flush() {
   return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
 }
 
+// The epoch's row in /epochs/table, and the `epochs` attribute, go last,
+// after the metric rows are on disk: a job killed during the append (or
+// during a flush, which HDF5 does not make atomic) leaves the table at the
+// finished epochs, its metric datasets with at most one row more, never
+// fewer (docs/output.md, "A killed job's file").
 bool H5Output::append_epoch_end() {
-  if (file_ < 0) return false;
+  if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
+  bool ok = H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+  const hsize_t e = static_cast<hsize_t>(epochs_written_);
+  hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
+  hid_t t = epoch_row_type();
+  ok = slab(table_, 1, start, count, t, &row_, size) && ok;
+  H5Tclose(t);
   ++epochs_written_;
   set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
-  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0 && ok;
 }
 
 bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,

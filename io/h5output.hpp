@@ -89,9 +89,10 @@ class H5Output {
   // totals (`values[loc * n_metrics + m]`, exclusive); flushes the file.
   bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations);
   // The same in parts, for a caller that spreads it over short slices of
-  // work: the row (begin), the metrics [first, first + count) (part), then
-  // the epoch count and the flush (end).  Until end() the file still says
-  // the previous number of epochs.
+  // work: begin (takes the row), the metrics [first, first + count) (part),
+  // then end: a flush, the table row and the epoch count, a flush.  Until
+  // end() the file still says the previous number of epochs, and its table
+  // has as many rows.
   bool append_epoch_begin(const EpochRow& row, int n_locations);
   bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count);
   bool append_epoch_end();
@@ -129,6 +130,7 @@ class H5Output {
   std::int64_t table_ = -1;
   std::vector<std::int64_t> epoch_sets_;
   std::int64_t epochs_written_ = 0;
+  EpochRow row_{};                // the epoch being appended (its table row goes last)
   int locations_ = 0;
   int cached_columns_ = 0;  // the locations the metric tables' chunk caches hold
   // Appends values[item * n_ranks + rank] as the current epoch's row of the

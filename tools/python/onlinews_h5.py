@@ -174,5 +174,8 @@ class Result:
         return np.array([float(by_location[self.loc_rank == r].sum()) for r in range(self.ranks)])
 
     def epoch_totals(self, metric):
-        """[epochs] sum over locations of the metric including sub-metrics."""
-        return sum(self.f["epochs/" + m][:] for m in self.descendants(metric)).sum(axis=1)
+        """[epochs] sum over locations of the metric including sub-metrics.
+        (The table's rows are the finished epochs: in the file of a job
+        killed during an append, a metric may hold one row more.)"""
+        n = len(self.f["epochs/table"]) if "epochs/table" in self.f else 0
+        return sum(self.f["epochs/" + m][:n] for m in self.descendants(metric)).sum(axis=1)
