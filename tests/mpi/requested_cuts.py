@@ -138,14 +138,19 @@ def expected(mode, r, n, check, label):
         # descheduled inside them: 0.17-0.20 s measured while a build ran,
         # charged there by the delay costs), or while it is descheduled in
         # its own loop between them (0.18 s once while a build ran: charged
-        # to the master's code outside MPI).  Waiting for a task would be
-        # 0.5 s, charged to the workers' task.
+        # to the master's code outside MPI), or while it waits for a worker
+        # descheduled in its task (0.16-0.18 s while a build ran: long-term
+        # costs, charged to that task through the master's wait).  Waiting
+        # for a task directly would be 0.5 s, charged to the workers' task
+        # as short-term costs.
         mpi_names = [n for n in set(r.region_names) if n.startswith("MPI_")]
         master_code = v("delay", rank=0, app=True) - sum(v("delay", rank=0, region=n, app=True) for n in mpi_names)
-        w_designed = designed_waiting(r, workers) - master_code
+        chains = v("delay_latesender_longterm", region="task")
+        w_designed = designed_waiting(r, workers) - master_code - chains
         check(w_designed < 0.05 * m,
               f"{label}: the workers wait {workers:.4f} s for the master's replies, {w_designed:.4f} s of it not "
-              f"caused by its MPI calls or its own loop (< 5 % of the master's waiting)")
+              f"caused by its MPI calls, its own loop or a chain through a task ({chains:.4f} s) "
+              f"(< 5 % of the master's waiting)")
         d = v("delay", region="task")
         app = designed_waiting(r, m + workers)
         check(close(d, app, 0.05),
