@@ -144,7 +144,9 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
         auto m = by_send.find(send_key(src, u.seq));
         if (m != by_send.end()) {
           matched[m->second].enter = u.enter;
-          continue;
+          // (A probe's copy of a record still queued for its receive:
+          // probe_messages.cpp.  The queued one is updated too.)
+          if (unreceived_linked.empty()) continue;
         }
         auto p = pending.find({src, u.comm_gid, u.tag});
         if (p == pending.end()) continue;

@@ -88,7 +88,17 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
         // analyzed in it.  A matched probe takes its message from MPI's
         // queue here, so the message is matched in this order.
         const ProbeKey key{c->gid, c->world_rank_of(e.peer), e.tag, e.handle()};
-        if (pending_probes.count(key) == 0) pending_probes[key] = {i, e.handle() != 0 ? next_post_seq++ : 0};
+        if (pending_probes.count(key) != 0) break;
+        // A regular probe still pending on this envelope saw the message a
+        // matched probe takes now: it stands for the matched probe (which
+        // found the message there, a repeat).
+        const auto seen = e.handle() != 0 ? pending_probes.find({key.gid, key.src, key.tag, 0}) : pending_probes.end();
+        std::size_t first = i;
+        if (seen != pending_probes.end()) {
+          first = seen->second.event;
+          pending_probes.erase(seen);
+        }
+        pending_probes[key] = {first, e.handle() != 0 ? next_post_seq++ : 0};
         break;
       }
       case EventKind::Match:
@@ -99,7 +109,7 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
         std::uint64_t seq = 0;
         const int src = c->world_rank_of(e.peer);
         if (auto p = take_probe({c->gid, src, e.tag, current_match})) {
-          probed.emplace_back(i, p->event);
+          if (p->event != kNoEvent) probed.emplace_back(i, p->event);
           seq = current_match != 0 ? p->post_seq : next_post_seq++;
         } else {
           seq = next_post_seq++;
@@ -199,6 +209,10 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
   open_recvs.for_each([&](std::uint32_t, const OpenRecv& o) {
     if (o.src >= 0 && o.tag != kAnyTag) open_by_envelope[{o.src, o.comm_gid, o.tag}].push_back(o.post_seq);
   });
+  // (So is a matched probe's message, until its MPI_Mrecv/MPI_Imrecv.)
+  for (const auto& [k, q] : pending_probes) {
+    if (k.message != 0) open_by_envelope[{k.src, k.gid, k.tag}].push_back(q.post_seq);
+  }
   for (auto& [key, seqs] : open_by_envelope) std::sort(seqs.begin(), seqs.end());
   const std::vector<char> ambiguous = ambiguous_receives(w);
   for (std::size_t k = 0; k < completed.size(); ++k) {

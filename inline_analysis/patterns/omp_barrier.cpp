@@ -18,7 +18,7 @@
 // sum_T w_T / (sum d + w) seconds of barrier waiting; delay_costs.cpp passes
 // that on to the MPI wait's cause (BarrierCauseFinding, lane OmpBarrier:
 // delay_ompbarrier_longterm).  The critical path moves to L over T's
-// interval (BarrierPassFinding, critical_path.cpp).  Nested teams are not
+// interval from L's start (BarrierPassFinding, critical_path.cpp).  Nested teams are not
 // analyzed here.
 #include <algorithm>
 #include <climits>
@@ -253,7 +253,9 @@ class OmpBarrier final : public Pattern {
     for (std::size_t i = 0; i < inst.members.size(); ++i) {
       const Member& T = inst.members[i];
       if (i == inst.last) continue;
-      ctx.publish(BarrierPassFinding{T.location, L.location, T.start, T.left ? T.leave : release});
+      // (From L's start: a worker the runtime woke late was idle before,
+      // and T's own time holds the path until then.)
+      ctx.publish(BarrierPassFinding{T.location, L.location, std::max(T.start, L.start), T.left ? T.leave : release});
       if (T.left) factor += charge(inst, i, ctx);
     }
     if (inst.w > 0 && factor > 0) ctx.publish(BarrierCauseFinding{L.location, L.start, L.enter, factor});

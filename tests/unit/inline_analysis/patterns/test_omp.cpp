@@ -255,3 +255,39 @@ TEST_CASE("the critical path runs through the last thread to reach an OpenMP bar
         Approx(1.6).margin(1e-9));
   CHECK(res[1].get(Metric::critical_path) == Approx(0.0).margin(1e-12));
 }
+
+TEST_CASE("a thread that starts its implicit task late takes the path only from its start", "[omp][barrier][critical_path]") {
+  // As above, but thread 1 wakes up late: idle until 0.12, its implicit
+  // task and kWork from there (seen under ASan: 3.9 ms of "!$omp idle" on
+  // the path).  Until 0.12 the master's kSolve holds the path; the worker's
+  // idleness, a wait, is never on it.
+  auto r = make_ranks(2);
+  const auto c = constructs(r[0]);
+  r[0].enter(0.0, c.parallel, 0, 3);
+  r[0].enter(0.1, c.task, 2, 3);
+  r[0].region(0.1, 0.3, kSolve);
+  r[0].enter(0.3, c.barrier);
+  r[0].region(0.3, 1.0, c.wait);
+  r[0].leave(1.0);
+  r[0].leave(1.05);
+  r[0].leave(1.1);
+  r[0].region(1.1, 1.5, kSolve);
+  r[0].on(1).region(0.0, 0.12, c.idle);
+  r[0].enter(0.12, c.task, 2, 3);
+  r[0].region(0.12, 1.0, kWork);
+  r[0].region(1.0, 1.0, c.barrier);
+  r[0].leave(1.05);
+  r[0].region(1.05, 1.6, c.idle);
+  r[0].on(0);
+  r[1].region(0.0, 1.4, kWork);
+  r[1].coll(1.4, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  r[0].coll(1.5, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
+  for (auto& v : r) v.leave(1.6);
+  const auto res = replay(r);
+  CHECK(res[0].get_at(1, Metric::critical_path, c.idle) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get_at(0, Metric::critical_path, c.wait) == Approx(0.0).margin(1e-12));
+  CHECK(res[0].get_at(1, Metric::critical_path, kWork) == Approx(0.88).margin(1e-9));
+  CHECK(res[0].get_at(0, Metric::critical_path, kSolve) == Approx(0.42).margin(1e-9));
+  CHECK(res[0].get_at(0, Metric::critical_path) + res[0].get_at(1, Metric::critical_path) ==
+        Approx(1.6).margin(1e-9));
+}

@@ -104,7 +104,11 @@ TEST_CASE("a requested cut between a probe and its receive keeps the probe's Lat
       CHECK(res[0].get(Metric::delay_latesender, kWork) == Approx(1.5));
       CHECK(res[1].get(Metric::mpi_wait_direct_ls, rt::kRegion_MPI_Probe) == Approx(1.5));
       CHECK(res[0].get(Metric::mpi_latereceiver) == Approx(ssend ? 0.1 : 0.0));
-      for (const auto& f : res[1].facts) CHECK(f.unreceived_probes == 0);
+      for (const auto& f : res[1].facts) {
+        CHECK(f.unreceived_probes == 0);
+        CHECK(f.clock_violations == 0);
+      }
+      for (const auto& f : res[0].facts) CHECK(f.crossing_sync_sends == 0);
     }
     CHECK(results[1][1].facts.size() == 2);
   }
@@ -149,4 +153,64 @@ TEST_CASE("one send, two synchronization points: Late Sender in the probe, Late 
   double total = 0;
   for (auto& x : res) total += x.get(Metric::critical_path);
   CHECK(total == Approx(3.4));
+}
+
+TEST_CASE("a probe, then a matched probe of the same message: the first probe waited for it", "[probe][cut]") {
+  // r0 sends tag 4 at 1.0 (#1) and 1.5 (#2).  r1 probes from 0.2 (waits
+  // 0.8 for #1), matched-probes #1 at 1.06 (found it there), receives it
+  // with MPI_Mrecv at 1.1, then receives #2 from 1.3 (waits 0.2).  The
+  // same with a requested cut at 1.08, between the probes and MPI_Mrecv.
+  for (const bool cut : {false, true}) {
+    INFO("cut: " << cut);
+    auto r = make_ranks(2);
+    r[0].send(1.0, 1.02, 1, 4);
+    r[0].send(1.5, 1.52, 1, 4);
+    r[1].probe(0.2, 1.05, 0, 4);
+    r[1].probe(1.06, 1.07, 0, 4, /*message=*/1);
+    r[1].mrecv(1.1, 1.2, 0, 4, 1);
+    r[1].recv(1.3, 1.6, 0, 4);
+    for (auto& v : r) v.leave(2.0);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(1.08);
+    }
+    auto res = replay(r);
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Probe) == Approx(0.8));
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mprobe) == 0.0);
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mrecv) == 0.0);
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == Approx(0.2));
+    CHECK(res[1].get(Metric::comms_recv) == 2.0);
+    for (const auto& f : res[1].facts) {
+      CHECK(f.unreceived_probes == 0);
+      CHECK(f.unmatched_receives == 0);
+    }
+  }
+}
+
+TEST_CASE("a matched probe's message stays its own across a cut", "[probe][cut]") {
+  // r0 sends tag 4 at 1.0 (#1) and 1.2 (#2).  r1 matched-probes #1 from
+  // 0.5 (waits 0.5); after a requested cut at 1.1 it receives from 1.15
+  // with MPI_Recv, which gets #2 (waits 0.05: #1 is the matched probe's),
+  // then #1 with MPI_Mrecv.  One epoch says the same.
+  for (const bool cut : {false, true}) {
+    INFO("cut: " << cut);
+    auto r = make_ranks(2);
+    r[0].send(1.0, 1.02, 1, 4);
+    r[0].send(1.2, 1.22, 1, 4);
+    r[1].probe(0.5, 1.05, 0, 4, /*message=*/1);
+    r[1].recv(1.15, 1.3, 0, 4);
+    r[1].mrecv(1.4, 1.5, 0, 4, 1);
+    for (auto& v : r) v.leave(2.0);
+    if (cut) {
+      for (auto& v : r) v.requested_cut_at(1.1);
+    }
+    auto res = replay(r);
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mprobe) == Approx(0.5));
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Recv) == Approx(0.05));
+    CHECK(res[1].get(Metric::mpi_latesender, rt::kRegion_MPI_Mrecv) == 0.0);
+    for (const auto& f : res[1].facts) {
+      CHECK(f.unreceived_probes == 0);
+      CHECK(f.unmatched_receives == 0);
+      CHECK(f.clock_violations == 0);
+    }
+  }
 }
