@@ -7,7 +7,8 @@ measured offset by +-ERROR us (sign alternating with the rank's parity).
 Expected, per case:
   * the measured offsets are the injected ones: clock_domains == ranks and
     clock_offset_max_seconds == (ranks-1)*(OFFSET + DRIFT*1e-6*wall_seconds)
-    within 1 ms (the last measurement is at MPI_Finalize);
+    within 1 ms (2.5 ms with --untimed, MPICH; the last measurement is at
+    MPI_Finalize);
   * the +-ERROR us left after the offset correction put some receives or
     probes before their sends (the receiver's clock reads 2*ERROR us early
     relative to its sender: a receive that ends sooner than that after the
@@ -104,14 +105,32 @@ def main():
     ap.add_argument("--rel", type=float, default=0.02)
     ap.add_argument("--abs", type=float, default=0.010)
     ap.add_argument("--attempts", type=int, default=3, help="pairs of runs per case before it fails")
-    ap.add_argument("--untimed", action="store_true", help="(accepted; its comparisons are between two runs)")
+    ap.add_argument("--untimed", action="store_true",
+                    help="MPICH: two executions' sleep-timed waits differ by more (see below)")
     args = ap.parse_args()
+    if args.untimed:
+        # Against MPICH, whose ranks poll busily for 2 cores, two executions
+        # of the same program differ by 10-20 ms in a wait (probe_chain's
+        # barrier: 0.205-0.229 s over six runs, skewed or not); an
+        # uncorrected offset would move waits by 0.25-1.5 s.  iterations'
+        # Late Broadcast came out 0.71-0.79 s in six runs; the offsets are
+        # measured with more error there too (1.1 ms once: its ping-pongs
+        # wait for a core).
+        args.abs = max(args.abs, 0.03)
+        args.rel = max(args.rel, 0.1)
+    offset_tol = 2.5e-3 if args.untimed else 1e-3
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
 
     def case(name, prog, argv, np_, epochs, skew):
         failures = []
+        if args.untimed:
+            # (MPICH's message latency under polling exceeds 2 x 40 us: with
+            # 40 us no receive reads early, and there is nothing to correct.)
+            offset, drift, err = skew.split(",")
+            if abs(float(err)) < 400:
+                skew = f"{offset},{drift},{400 if float(err) > 0 else -400}"
         exe = str((Path(args.bindir) / prog).resolve())
         plain = run(args, work, name, exe, argv, np_, epochs, None)
         skewed = run(args, work, name, exe, argv, np_, epochs, skew)
@@ -122,7 +141,7 @@ def main():
         print(f"  {name}: {dom} clock domains, largest offset {off:.6f} s (injected {injected:.6f}); "
               f"{found} violations, {fixed} corrected; unskewed run: {int(plain.attrs['clock_domains'])} domain, "
               f"{int(plain.attrs['clock_violations'])} violations")
-        if dom != np_ or abs(off - abs(injected)) > 1e-3:
+        if dom != np_ or abs(off - abs(injected)) > offset_tol:
             failures.append(f"{name}: offsets")
         if found == 0 or fixed != found:
             failures.append(f"{name}: violations {found}, corrected {fixed}")
@@ -136,8 +155,14 @@ def main():
         # The critical path's time in MPI_Init is how much later the slowest
         # rank of each execution finished starting up (start-up skew, tens of
         # ms on a loaded machine), not something the clock correction decides.
+        # Nor is its time in onlinews' own regions: the skewed run measures
+        # clock offsets at every cut, which against MPICH (ranks polling for
+        # a core) took 0.36 s of onlinews_cut_decision against 0.04 s, all of
+        # it on the path.  The application's part of the path is compared.
         def total(r, m):
-            return r.value(m) - (r.value(m, region="MPI_Init") if m.startswith("critical_path") else 0.0)
+            if not m.startswith("critical_path"):
+                return r.value(m)
+            return r.value(m, app=True) - r.value(m, region="MPI_Init", app=True)
 
         pairs = [(m, total(plain, m), total(skewed, m)) for m in names]
         for m, a, b in pairs:
