@@ -384,6 +384,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     co_await m.run_sync_replay(*mpi, windows, transport);
     m.facts.truncated_intervals = m.sync.truncated();
     m.facts.unattributed_longterm_seconds = m.sync.unattributed();
+    m.facts.approximate_path_seconds = m.sync.approximate_path();
     m.facts.crossing_sync_sends += m.sync.unexplained();
     m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();
     m.facts.guessed_critical_paths = m.sync.guessed_paths();

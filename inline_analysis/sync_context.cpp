@@ -52,6 +52,7 @@ const CutCollective& SyncContext::starting_collective() const {
 void SyncContext::note_truncated() { ++r_.truncated_; }
 void SyncContext::note_unattributed(double seconds) { r_.unattributed_ += seconds; }
 void SyncContext::note_guessed_path() { ++r_.guessed_paths_; }
+void SyncContext::note_approximate_path(double seconds) { r_.approximate_path_ += seconds; }
 
 Sym SyncContext::incoming(std::size_t slot) {
   return r_.syms_.reduce_node(current_, slot);

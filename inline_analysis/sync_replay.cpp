@@ -275,6 +275,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   index_.clear();
   truncated_ = 0;
   unattributed_ = 0;
+  approximate_path_ = 0;
   unexplained_ = 0;
   unexplained_pairs_ = 0;
   guessed_paths_ = 0;

@@ -229,6 +229,9 @@ class SyncContext {
   // The critical path's end in an earlier window had to be guessed (its
   // holder was lost: critical_path.cpp); counted by one rank.
   void note_guessed_path();
+  // Critical path that a wait for a send across a requested cut leaves to
+  // the sender's path from the send to the cut (critical_path.cpp).
+  void note_approximate_path(double seconds);
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   void add_at(Metric m, int location, std::uint32_t callpath, double v) {
     rc_.add_inclusive_at(m, location, callpath, v);
@@ -359,6 +362,7 @@ class SyncReplay {
   // Waits of the last run whose interval a requested cut truncated.
   std::uint64_t truncated() const { return truncated_; }
   double unattributed() const { return unattributed_; }
+  double approximate_path() const { return approximate_path_; }
   // Late Receiver waits of the last run whose receive was posted in a
   // window walked before (the wait is found; its delay costs are not).
   std::uint64_t unexplained() const { return unexplained_; }
@@ -387,6 +391,7 @@ class SyncReplay {
   std::vector<std::uint32_t> touched_;
   std::uint64_t truncated_ = 0;
   double unattributed_ = 0;
+  double approximate_path_ = 0;
   std::uint64_t unexplained_ = 0;
   std::uint64_t unexplained_pairs_ = 0;
   std::uint64_t guessed_paths_ = 0;

@@ -255,6 +255,11 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
     say(os, "onlinews: %.3f s of long-term delay costs would flow back further than the window before a "
         "requested cut: not charged (delay costs up to that much low)\n", in.unattributed_longterm_seconds);
   }
+  if (in.approximate_path_seconds > 1e-3) {
+    say(os, "onlinews: up to %.3f s of the critical path lie on senders between a send and a requested cut, "
+        "standing for the receivers that waited for it across the cut (approximate there)\n",
+        in.approximate_path_seconds);
+  }
   if (in.truncated_intervals > 0) {
     say(os, "onlinews: %llu delay-cost interval%s reaching back across a window analyzed for time only "
         "were cut short at the next window (delay costs slightly low there)\n",

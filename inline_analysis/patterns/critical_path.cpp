@@ -143,7 +143,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // receive posted before it: the receiver has no point for that
       // posting in this window (it was walked already), and nothing is
       // handed to it here.
+      // (The sender's path from its send to the cut stands for the
+      // receiver's; it may hold the sender's own waits there: counted.)
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
+      if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
       add_segment(std::max(wait_end, ctx.window_begin()), segment_end_);
       run_ = incs_.size();
       return;

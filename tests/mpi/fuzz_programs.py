@@ -114,7 +114,8 @@ def compare(seed, label, online, ref, failures):
             f"{int(a.get('requested_cuts', 0))}), split collectives {split}, crossing sync sends {crossing}, truncated "
             f"intervals {int(a.get('truncated_intervals', 0))}; waiting {ref.value('mpi'):.3f} s, largest wait-state "
             f"difference {worst * 1e6:.2f} us; {causes} (online/reference), long-term delay costs not charged "
-            f"{float(a.get('unattributed_longterm_seconds', 0)):.3f}")
+            f"{float(a.get('unattributed_longterm_seconds', 0)):.3f}, approximate path "
+            f"{float(a.get('approximate_path_seconds', 0)):.3f}")
 
 
 def main():
