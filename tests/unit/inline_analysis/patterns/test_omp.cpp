@@ -215,14 +215,17 @@ TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass 
         Approx(1.3).margin(1e-9));
 }
 
-TEST_CASE("the critical path runs through the last thread to reach an OpenMP barrier", "[omp][barrier][critical_path]") {
-  // Rank 0, a team of 2 (id 3) over 0-1.1: the master computes kSolve
-  // 0.1-0.3 and waits at the barrier 0.3-1.0; thread 1 computes kWork
-  // 0.1-1.0 and reaches it last.  Then the master computes kSolve alone to
-  // 1.5 and enters an MPI_Barrier last (rank 1 computes until 1.4): the
-  // path ends on rank 0.
+namespace {
+
+// Rank 0, a team of 2 (id 3) over 0-1.1: the master computes kSolve
+// 0.1-0.3 and waits at the barrier 0.3-1.0; thread 1 starts its implicit
+// task at `worker_start` (idle before, if later than 0.1), computes kWork
+// until 1.0 and reaches the barrier last.  Then the master computes kSolve
+// alone to 1.5 and enters an MPI_Barrier last (rank 1 computes until 1.4):
+// the path ends on rank 0.
+std::vector<RankResult> barrier_pass(double worker_start, Constructs& c) {
   auto r = make_ranks(2);
-  const auto c = constructs(r[0]);
+  c = constructs(r[0]);
   r[0].enter(0.0, c.parallel, 0, 3);
   r[0].enter(0.1, c.task, 2, 3);
   r[0].region(0.1, 0.3, kSolve);
@@ -232,17 +235,27 @@ TEST_CASE("the critical path runs through the last thread to reach an OpenMP bar
   r[0].leave(1.05);
   r[0].leave(1.1);
   r[0].region(1.1, 1.5, kSolve);
-  r[0].on(1).enter(0.1, c.task, 2, 3);
-  r[0].region(0.1, 1.0, kWork);
+  r[0].on(1);
+  if (worker_start > 0.1) r[0].region(0.0, worker_start, c.idle);
+  r[0].enter(worker_start, c.task, 2, 3);
+  r[0].region(worker_start, 1.0, kWork);
   r[0].region(1.0, 1.0, c.barrier);
   r[0].leave(1.05);
+  if (worker_start > 0.1) r[0].region(1.05, 1.6, c.idle);
   r[0].leave(1.6);
   r[0].on(0);
   r[1].region(0.0, 1.4, kWork);
   r[1].coll(1.4, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
   r[0].coll(1.5, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
   for (auto& v : r) v.leave(1.6);
-  const auto res = replay(r);
+  return replay(r);
+}
+
+}  // namespace
+
+TEST_CASE("the critical path runs through the last thread to reach an OpenMP barrier", "[omp][barrier][critical_path]") {
+  Constructs c{};
+  const auto res = barrier_pass(0.1, c);
   CHECK(res[0].get_at(0, Metric::omp_ebarrier_wait) == Approx(0.7).margin(1e-9));
   CHECK(res[0].get_at(1, Metric::delay_ompbarrier, kWork) == Approx(0.7).margin(1e-9));
   // Over the master's interval before the barrier (0.1-1.0) the path is
@@ -257,33 +270,11 @@ TEST_CASE("the critical path runs through the last thread to reach an OpenMP bar
 }
 
 TEST_CASE("a thread that starts its implicit task late takes the path only from its start", "[omp][barrier][critical_path]") {
-  // As above, but thread 1 wakes up late: idle until 0.12, its implicit
-  // task and kWork from there (seen under ASan: 3.9 ms of "!$omp idle" on
-  // the path).  Until 0.12 the master's kSolve holds the path; the worker's
-  // idleness, a wait, is never on it.
-  auto r = make_ranks(2);
-  const auto c = constructs(r[0]);
-  r[0].enter(0.0, c.parallel, 0, 3);
-  r[0].enter(0.1, c.task, 2, 3);
-  r[0].region(0.1, 0.3, kSolve);
-  r[0].enter(0.3, c.barrier);
-  r[0].region(0.3, 1.0, c.wait);
-  r[0].leave(1.0);
-  r[0].leave(1.05);
-  r[0].leave(1.1);
-  r[0].region(1.1, 1.5, kSolve);
-  r[0].on(1).region(0.0, 0.12, c.idle);
-  r[0].enter(0.12, c.task, 2, 3);
-  r[0].region(0.12, 1.0, kWork);
-  r[0].region(1.0, 1.0, c.barrier);
-  r[0].leave(1.05);
-  r[0].region(1.05, 1.6, c.idle);
-  r[0].on(0);
-  r[1].region(0.0, 1.4, kWork);
-  r[1].coll(1.4, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
-  r[0].coll(1.5, 1.6, rt::kRegion_MPI_Barrier, -1, 0, 0);
-  for (auto& v : r) v.leave(1.6);
-  const auto res = replay(r);
+  // As above, but thread 1 wakes up late: idle until 0.12 (seen under ASan:
+  // 3.9 ms of "!$omp idle" on the path).  Until 0.12 the master's kSolve
+  // holds the path; the worker's idleness, a wait, is never on it.
+  Constructs c{};
+  const auto res = barrier_pass(0.12, c);
   CHECK(res[0].get_at(1, Metric::critical_path, c.idle) == Approx(0.0).margin(1e-12));
   CHECK(res[0].get_at(0, Metric::critical_path, c.wait) == Approx(0.0).margin(1e-12));
   CHECK(res[0].get_at(1, Metric::critical_path, kWork) == Approx(0.88).margin(1e-9));
