@@ -4,11 +4,34 @@
 
 #include "h5_helpers.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
 namespace onlinews::io {
 namespace {
+
+// H5Fflush that a SIGKILL in the middle of it cannot turn into a file h5py
+// refuses ("truncated file: eof < stored_eof", once in 20 kill trials): HDF5
+// may write the superblock, which records the end of the file, before the
+// blocks it allocated at that end.  The file is first extended (sparse
+// zeros) to everything allocated; HDF5 trims it to its allocation at the
+// end of the flush.
+bool flush_kill_safe(hid_t file) {
+  hsize_t allocated = 0;
+  void* handle = nullptr;
+  if (H5Fget_filesize(file, &allocated) >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 &&
+      handle != nullptr) {
+    const int fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated) {
+      (void)ftruncate(fd, static_cast<off_t>(allocated));
+    }
+  }
+  return H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
+}
 
 hid_t epoch_row_type() {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(EpochRow));
@@ -120,7 +143,7 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
   }
   H5Pclose(dapl);
   H5Gclose(g);
-  H5Fflush(f, H5F_SCOPE_GLOBAL);
+  flush_kill_safe(f);
   return true;
 }
 
@@ -203,7 +226,7 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
 bool H5Output::flush() {
   if (file_ < 0) return false;
   QuietH5 quiet;
-  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+  return flush_kill_safe(file_);
 }
 
 // The epoch's row in /epochs/table, and the `epochs` attribute, go last,
@@ -214,7 +237,7 @@ bool H5Output::flush() {
 bool H5Output::append_epoch_end() {
   if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
-  bool ok = H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+  bool ok = flush_kill_safe(file_);
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
   hid_t t = epoch_row_type();
@@ -222,7 +245,7 @@ bool H5Output::append_epoch_end() {
   H5Tclose(t);
   ++epochs_written_;
   set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
-  return H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0 && ok;
+  return flush_kill_safe(file_) && ok;
 }
 
 bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
@@ -298,7 +321,7 @@ bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const st
   }
   H5Tclose(s);
   if (g >= 0) H5Gclose(g);
-  H5Fflush(file_, H5F_SCOPE_GLOBAL);
+  flush_kill_safe(file_);
   return ok;
 }
 
