@@ -199,7 +199,9 @@ struct Analyzer::Impl {
   // collectives are not analyzed (MPI_THREAD_MULTIPLE; agreed by all
   // members, never forgotten): their RMA epochs / instances are left out.
   std::set<std::uint64_t> mixed_rma, mixed_collective;
-  std::map<ProbeKey, PendingProbe> pending_probes;    // this window's probes awaiting their receive
+  // This window's probes awaiting their receive, and matched probes of
+  // earlier windows whose MPI_Mrecv/Imrecv is still to come (event kNoEvent).
+  std::map<ProbeKey, PendingProbe> pending_probes;
   std::uint32_t current_match = 0;                    // message id of the Match just seen
   std::vector<std::pair<std::size_t, std::size_t>> probed;  // (receive event, probe event)
   std::vector<std::size_t> unreceived_linked;  // probes linked to a message not received in their window

@@ -278,6 +278,18 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
   probe_of.clear();
   for (const auto& [recv, probe] : probed) probe_of[recv] = probe;
   std::map<int, std::vector<ReplyRecord>> back;
+  // The reply to a send of `s`, about a receive (or probe) that waited ls_wait.
+  auto reply_to = [&](const SendRecord& s, double ls_wait) {
+    ReplyRecord r;
+    r.seq = s.seq;
+    r.epoch = s.epoch;
+    r.earlier = s.epoch != static_cast<std::uint32_t>(epoch) ? 1 : 0;
+    r.receiver = me;
+    r.bytes = s.bytes;
+    r.flags = s.flags;
+    r.ls_wait = ls_wait;
+    return r;
+  };
   std::vector<ReplyRecord>* to = nullptr;
   int to_src = -1;
   for (const CompletedRecv& cr : completed) {
@@ -307,14 +319,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
         continue;
       }
     }
-    ReplyRecord r;
-    r.seq = s.seq;
-    r.epoch = s.epoch;
-    r.earlier = earlier ? 1 : 0;
-    r.receiver = me;
-    r.bytes = s.bytes;
-    r.flags = s.flags;
-    r.ls_wait = ls_wait;
+    ReplyRecord r = reply_to(s, ls_wait);
     std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
     to->push_back(r);
   }
@@ -326,15 +331,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     const double* ls = late_sender_waits.find(probe);
     if (l < 0 || facts.comm_analysis_skipped || ls == nullptr || !is_traced(*ls)) continue;
     const SendRecord& s = matched[static_cast<std::size_t>(l)];
-    ReplyRecord r;
-    r.seq = s.seq;
-    r.epoch = s.epoch;
-    r.earlier = s.epoch != static_cast<std::uint32_t>(epoch) ? 1 : 0;
-    r.receiver = me;
-    r.bytes = s.bytes;
-    r.flags = s.flags;
-    r.ls_wait = *ls;
-    back[s.src].push_back(r);
+    back[s.src].push_back(reply_to(s, *ls));
   }
   auto got = co_await exchange_records(t, back);
   auto link = [&](std::size_t event, const ReplyRecord& r) {
