@@ -15,7 +15,7 @@ Expected, per case:
     send began appears to precede it): clock_violations > 0, and all of them
     corrected;
   * the corrected run's wait states, delay costs and critical path equal the
-    unskewed run's within 2 % (or 10 ms: the two runs are two executions and
+    unskewed run's within 5 % (or 10 ms: the two runs are two executions and
     their sleeps jitter by a few ms when oversubscribed); a wait state or
     delay cost may differ by more in one epoch only (one_epoch_apart).
 Without the offset correction the skewed waits would be off by seconds.
@@ -102,7 +102,10 @@ def main():
     ap.add_argument("--bindir", required=True, help="directory holding the scenario programs")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--mpiexec", default="mpirun")
-    ap.add_argument("--rel", type=float, default=0.02)
+    # (Two executions of iterations under a concurrent build: Late Broadcast
+    # 0.71-0.76 s, 2.7-3.7 % apart in three pairs; an uncorrected offset
+    # would move it by seconds.)
+    ap.add_argument("--rel", type=float, default=0.05)
     ap.add_argument("--abs", type=float, default=0.010)
     ap.add_argument("--attempts", type=int, default=3, help="pairs of runs per case before it fails")
     ap.add_argument("--untimed", action="store_true",
