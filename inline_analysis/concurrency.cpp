@@ -22,7 +22,18 @@ struct Posting {
   std::int64_t enter, leave;  // the posting call (leave kOpen: still open)
   int location;
   std::size_t item;
+  std::uint32_t frame = 0;  // the posting call (leave kOpen: its Leave comes later)
+  bool has_frame = false;
 };
+
+// A group's end grows to a posting's leave; an open posting's call is
+// remembered, so that the next window can put its Leave in (close_open()).
+void extend(Tail& g, const Posting& p) {
+  if (p.leave < g.end) return;
+  g.end = p.leave;
+  g.has_open_frame = p.leave == kOpen && p.has_frame;
+  g.open_frame = p.frame;
+}
 
 // Marks (out[item] = 1) every posting in a group of overlapping postings
 // that spans several threads; `carried` is the last group of the window
@@ -40,21 +51,47 @@ Tail sweep(std::vector<Posting>& ps, const Tail* carried, std::vector<char>& out
     const Posting& p = ps[i];
     if (p.enter < g.end) {
       if (g.location != p.location) g.location = Tail::kSeveral;
-      g.end = std::max(g.end, p.leave);
+      extend(g, p);
       continue;
     }
     close(i);
-    g = {p.leave, p.location};
+    g = {INT64_MIN, p.location};
+    extend(g, p);
     first = i;
   }
   close(ps.size());
   return g;
 }
 
+// The window before's last groups that ended in a call still open at the
+// cut end at that call's Leave, if it lies in this window `w` (else they
+// stay open).  Without this, a call open at a cut (a blocking send that
+// returned after it) held its envelope's group open for good, and every
+// later posting of another thread on it was counted ambiguous
+// (mpi.thread_ring with requested cuts: 57-168 messages per run).
+void close_open(std::map<MsgKey, Tail>& tails, const LocationWindow& w, const LocationState& st) {
+  std::map<std::uint32_t, std::vector<Tail*>> open;
+  for (auto& [key, t] : tails) {
+    if (t.end == kOpen && t.has_open_frame) open[t.open_frame].push_back(&t);
+  }
+  for (std::size_t i = 0; i < w.events.size() && !open.empty(); ++i) {
+    if (w.events[i].kind != EventKind::Leave) continue;
+    const auto it = open.find(st.annot[i].frame);
+    if (it == open.end()) continue;
+    for (Tail* t : it->second) {
+      t->end = st.annot[i].leave;
+      t->has_open_frame = false;
+    }
+    open.erase(it);
+  }
+}
+
 // sweep() for each envelope, from the window before's last group on it;
 // returns this window's last groups.
 std::map<MsgKey, Tail> sweep_envelopes(std::map<MsgKey, std::vector<Posting>>& by_envelope,
-                                       const std::map<MsgKey, Tail>& carried, std::vector<char>& out) {
+                                       std::map<MsgKey, Tail>& carried, std::vector<char>& out,
+                                       const LocationWindow& w, const LocationState& st) {
+  close_open(carried, w, st);
   std::map<MsgKey, Tail> tails;
   for (auto& [key, ps] : by_envelope) {
     const auto c = carried.find(key);
@@ -100,12 +137,12 @@ void Analyzer::Impl::flag_ambiguous_sends(const LocationWindow& w) {
       const std::size_t* ev = send_events.find(dest, r.seq);
       if (ev == nullptr) continue;
       const EventAnnotation& a = st.annot[*ev];
-      by_envelope[{dest, r.comm_gid, r.tag}].push_back({a.enter, a.leave, origin(*ev), records.size()});
+      by_envelope[{dest, r.comm_gid, r.tag}].push_back({a.enter, a.leave, origin(*ev), records.size(), a.frame, true});
       records.push_back(&r);
     }
   }
   std::vector<char> ambiguous(records.size(), 0);
-  send_tails = sweep_envelopes(by_envelope, send_tails, ambiguous);
+  send_tails = sweep_envelopes(by_envelope, send_tails, ambiguous, w, st);
   for (std::size_t k = 0; k < records.size(); ++k) {
     if (ambiguous[k] != 0) records[k]->flags |= sendflag::kAmbiguous;
   }
@@ -122,9 +159,14 @@ std::vector<char> Analyzer::Impl::ambiguous_receives(const LocationWindow& w) {
   for (std::size_t k = 0; k < completed.size(); ++k) {
     const CompletedRecv& cr = completed[k];
     const auto [enter, leave] = posting_times(cr, st);
-    by_envelope[{cr.src, cr.comm_gid, cr.tag}].push_back({enter, leave, cr.post_location, k});
+    Posting p{enter, leave, cr.post_location, k};
+    if (cr.post_event != kNoEvent) {
+      p.frame = st.annot[cr.post_event].frame;
+      p.has_frame = true;
+    }
+    by_envelope[{cr.src, cr.comm_gid, cr.tag}].push_back(p);
   }
-  recv_tails = sweep_envelopes(by_envelope, recv_tails, ambiguous);
+  recv_tails = sweep_envelopes(by_envelope, recv_tails, ambiguous, w, st);
   return ambiguous;
 }
 

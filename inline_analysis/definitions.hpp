@@ -67,6 +67,7 @@ constexpr std::uint8_t kSendrecv = 1;      // combined send+receive call
 constexpr std::uint8_t kBlockingSend = 2;  // MPI_Send / MPI_Ssend: may be a Late Receiver
 constexpr std::uint8_t kCompletion = 4;    // MPI_Wait* / MPI_Test*
 constexpr std::uint8_t kMultiCompletion = 8;  // Waitall / Waitsome: one wait per call
+constexpr std::uint8_t kStartsSend = 16;      // records a send's start after returning (gen_wrappers.py)
 }  // namespace region_attr
 
 struct RegionDef {

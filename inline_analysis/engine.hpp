@@ -93,6 +93,8 @@ struct PostingTail {
   static constexpr int kSeveral = -1;
   std::int64_t end = 0;  // it ends here (kOpen: a call still open)
   int location = 0;      // its thread (kSeveral: more than one)
+  std::uint32_t open_frame = 0;  // end kOpen: the open call (its Leave comes in a later window)
+  bool has_open_frame = false;
 };
 
 struct Analyzer::Impl {

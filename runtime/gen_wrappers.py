@@ -21,6 +21,11 @@ COLLS = {None: "None", "barrier": "Barrier", "nxn": "NxN", "1ton": "OneToN", "nt
          "winfree": "WinFree", "fence": "Fence", "neighbor": "Neighbor"}
 ATTRS = {"sendrecv": "kSendrecv", "blocking_send": "kBlockingSend", "completion": "kCompletion",
          "multi_completion": "kMultiCompletion"}
+# The hooks that record a send's start (Send, SendRequest) after the call
+# returned, dated at its Enter: their regions get region_attr::kStartsSend
+# (a thread inside such a call may still add an event dated before a
+# boundary, runtime/pipeline.cpp).
+STARTS_SEND_HOOKS = {"send", "sendrecv", "isend", "start", "startall"}
 MODES = {None: "0", "standard": "0", "sync": "::onlinews::evflag::kSynchronous",
          "buffered": "::onlinews::evflag::kBuffered", "ready": "::onlinews::evflag::kReady"}
 BYTES = ["none", "bcast", "scatter", "scatterv", "reduce", "gather", "gatherv", "allreduce", "allgather",
@@ -100,6 +105,8 @@ class Function:
         if self.mode is None:
             fail(line_no, "unknown send mode")
         self.attrs = [ATTRS[a] for a in self.keys.get("attrs", "").split(",") if a] if "attrs" in self.keys else []
+        if self.hook in STARTS_SEND_HOOKS:
+            self.attrs.append("kStartsSend")
         for a in self.keys.get("attrs", "").split(","):
             if a and a not in ATTRS:
                 fail(line_no, f"unknown attribute '{a}'")

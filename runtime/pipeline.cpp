@@ -17,6 +17,17 @@ namespace {
 // boundary and pushed the event a little after the pipeline drained: its
 // part of a window is taken as complete this long after the boundary.
 constexpr std::uint64_t kGraceNs = 2'000'000;
+// A thread inside a call that records its send's start after returning,
+// dated at its Enter (region_attr::kStartsSend: MPI_Send, MPI_Sendrecv,
+// MPI_Isend, MPI_Start, ...), may add that event long after the boundary:
+// the partner may have received the message before it, and a window cut
+// without the send leaves that receive unmatched (mpi.thread_ring with
+// requested cuts: a descheduled sender's MPI_Send returned 12 ms after the
+// boundary it entered before).  Its part waits for the call's Leave, this
+// long at most (a synchronous send whose receiver comes late may block for
+// longer; its message is then received after the boundary, and both ends
+// fall into the next window).
+constexpr std::uint64_t kOpenSendGraceNs = 1'000'000'000;
 
 // Local work the MPI thread does itself when it resumes the pipeline
 // without computing (Scheduler::try_resume): the few microseconds between
@@ -33,6 +44,19 @@ std::uint64_t group_time(const Event& e, std::uint64_t next_leave) {
 
 // First index in [0, end) from which every event's group time is >= t (the
 // group times of a stream never decrease).
+// Whether the stream ends inside a call, entered before t, that will still
+// record a send's start dated at its Enter (kOpenSendGraceNs).
+bool in_send_start(const std::vector<Event>& ev, std::uint64_t t) {
+  for (std::size_t i = ev.size(); i > 0; --i) {
+    const Event& e = ev[i - 1];
+    if (e.kind == EventKind::Leave) return false;
+    if (e.kind == EventKind::Enter) {
+      return e.time < t && (mpi_region_attrs(e.region()) & analysis::region_attr::kStartsSend) != 0;
+    }
+  }
+  return false;
+}
+
 std::size_t split_index(const std::vector<Event>& ev, std::size_t end, std::uint64_t t) {
   std::uint64_t next_leave = UINT64_MAX;
   std::size_t i = end;
@@ -198,6 +222,7 @@ bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Bound
   for (std::size_t l = 0; l < pending_.size(); ++l) {
     cut[l] = split_index(pending_[l], pending_[l].size(), t);
     if (l > 0 && cut[l] == pending_[l].size() && now < t + kGraceNs) return false;
+    if (l > 0 && now < t + kOpenSendGraceNs && in_send_start(pending_[l], t)) return false;
   }
   // Samples: those before the boundary that wait for a later event go into
   // this window (they follow every event of it: a location whose events

@@ -18,6 +18,7 @@ std::vector<std::string> g_filters;
 std::uint32_t g_tool_analysis = 0, g_tool_decide = 0, g_tool_setup = 0, g_root = 0;
 std::uint32_t g_omp_first = 0;  // OmpConstruct c is region g_omp_first + c
 std::vector<analysis::CollKind> g_mpi_coll;  // by MPI region id (set by init_regions)
+std::vector<std::uint8_t> g_mpi_attrs;       // region_attr, by MPI region id (set by init_regions)
 
 // A lock of the registry, inside a ToolScope: while this thread holds it,
 // recording() is false, so its -finstrument-functions hooks only keep their
@@ -65,7 +66,11 @@ void init_regions(const std::string& root_name, const std::vector<std::string>& 
   g_sampled.clear();
   append_mpi_regions(g_all);
   g_mpi_coll.clear();
-  for (const auto& r : g_all) g_mpi_coll.push_back(r.coll);
+  g_mpi_attrs.clear();
+  for (const auto& r : g_all) {
+    g_mpi_coll.push_back(r.coll);
+    g_mpi_attrs.push_back(r.attrs);
+  }
   using analysis::RegionKind;
   g_tool_analysis = add_locked({"onlinews_analysis", RegionKind::Tool, {}, {}, 0, "", 0});
   g_tool_decide = add_locked({"onlinews_cut_decision", RegionKind::Tool, {}, {}, 0, "", 0});
@@ -133,6 +138,8 @@ bool region_computes(std::uint32_t id) {
 analysis::CollKind mpi_coll_kind(std::uint32_t id) {
   return id < g_mpi_coll.size() ? g_mpi_coll[id] : analysis::CollKind::None;
 }
+
+std::uint8_t mpi_region_attrs(std::uint32_t id) { return id < g_mpi_attrs.size() ? g_mpi_attrs[id] : 0; }
 
 std::uint32_t omp_region(OmpConstruct c) { return g_omp_first + static_cast<std::uint32_t>(c); }
 

@@ -38,6 +38,9 @@ bool region_computes(std::uint32_t id);
 // otherwise).  Read-only after init_regions: any thread may ask (the
 // definitions' table may grow under another thread's feet).
 analysis::CollKind mpi_coll_kind(std::uint32_t id);
+// Its region attributes (analysis::region_attr; 0 if not an MPI function's).
+// Read-only after init_regions, like mpi_coll_kind.
+std::uint8_t mpi_region_attrs(std::uint32_t id);
 
 // OpenMP constructs (ompt/constructs.def), registered by init_regions.
 enum class OmpConstruct : std::uint8_t {

@@ -22,6 +22,17 @@ provided); every run with onlinews must leave a complete file in which
                          analyzed) within 20 ms, at least 80 % of it per run
                          on a loaded machine.
 
+Every other run with onlinews sets ONLINEWS_EPOCH_SECONDS=0.2: the rings
+have no world collective, so requested cuts (requested_cuts >= 1) fall
+while every thread exchanges messages, and the checks above must still
+hold.  Before the fix of the pipeline and of concurrency.cpp every such run
+failed (4 of 4 against MPICH, 2 of 4 against Open MPI): a thread
+descheduled inside MPI_Send returned after a cut its partner had received
+the message before (unmatched_receives 1-2), and a send still open at a cut
+kept its envelope's group open for good (ambiguous_messages 40-168).  A CI
+run against MPICH had seen it once without the setting, in a run slowed
+down enough (13 s) for a cut to come.
+
 Before the fix onlinews lowered Open MPI's thread level to
 MPI_THREAD_SINGLE (it initialized MPI_T at that level): every run then
 fails the MPI_Query_thread check, and some runs hang or receive another
@@ -38,9 +49,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_scenario import fresh_workdir, launch, mpi_env, preload, script_arguments  # noqa: E402
 
 
+def with_cuts(i):
+    """Whether run i (with onlinews) cuts every 0.2 s (module docstring)."""
+    return i % 2 == 1
+
+
 def run(args, work, i, preloaded):
     out = work / f"run{i}.h5"
+    out.unlink(missing_ok=True)
     env = mpi_env(ONLINEWS_OUTPUT=str(out))
+    if preloaded and with_cuts(i):
+        env["ONLINEWS_EPOCH_SECONDS"] = "0.2"
     cmd = launch(args.mpiexec, args.np)
     if preloaded:
         cmd += preload(args.mpiexec, args.lib)
@@ -93,6 +112,8 @@ def main():
             for name, want in (("mixed_communicators", 1), ("unmatched_receives", 0), ("ambiguous_messages", 0)):
                 if int(a[name]) != want:
                     problems.append(f"{name} {int(a[name])}, expected {want}")
+            if with_cuts(i) and int(a["requested_cuts"]) < 1:
+                problems.append("requested_cuts 0 with ONLINEWS_EPOCH_SECONDS=0.2: the test saw no cut")
             if int(a["concurrent_mpi_windows"]) <= 0:
                 problems.append("concurrent_mpi_windows 0: the threads' calls never overlapped?")
             for rank in range(1, args.np):

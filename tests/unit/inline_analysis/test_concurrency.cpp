@@ -100,3 +100,37 @@ TEST_CASE("overlapping receives of two threads on one envelope: matched, not ana
   CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.0).margin(1e-12));
   CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(0.3).margin(1e-9));
 }
+
+TEST_CASE("a send open at a requested cut ends its group at its Leave: another thread's later send is exact",
+          "[concurrency]") {
+  // Rank 0's thread 1 is inside a blocking send on tag 5 from 1.0 to 2.5,
+  // across the requested cut at 2.0 (its Leave falls into the second
+  // window); thread 2 sends on tag 5 at 3.0, after thread 1's call
+  // returned: MPI orders the two messages, nothing is ambiguous.  Rank 1's
+  // thread 1 receives both; the second receive, posted at 2.9, waits 0.1 s.
+  // Thread 2 sends tag 6 first, so that both threads call MPI in the first
+  // window (one thread's calls alone are its own view, with nothing to
+  // carry).
+  // (The window before's last group on the envelope once stayed open for
+  // good, and the second message was counted ambiguous.)
+  auto r = multiple_ranks(2);
+  r[0].on(1).send(1.0, 2.5, 1, 5);
+  r[0].leave(2.6);
+  r[0].on(2).send(0.5, 0.51, 1, 6);  // (both threads call MPI in the first window)
+  r[0].region(0.6, 3.0, kWork);
+  r[0].send(3.0, 3.01, 1, 5);
+  r[0].leave(3.5);
+  r[1].on(1).recv(0.1, 1.01, 0, 5);
+  r[1].recv(2.9, 3.01, 0, 5);
+  r[1].leave(3.5);
+  r[1].on(2).recv(0.2, 0.51, 0, 6);  // Late Sender 0.3 s
+  r[1].leave(3.5);
+  for (auto& v : r) v.on(0).requested_cut(2.0);
+  finish(r);
+  const auto res = replay(r);
+  REQUIRE(res[1].facts.size() == 2);
+  CHECK(res[0].facts[1].ambiguous_messages + res[1].facts[1].ambiguous_messages == 0);
+  CHECK(res[1].facts[0].unmatched_receives + res[1].facts[1].unmatched_receives == 0);
+  CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.9 + 0.1).margin(1e-9));
+  CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(0.3).margin(1e-9));
+}
