@@ -2,7 +2,25 @@
 """Seed 003's synthetic benchmark (imbalance.c): the critical-path imbalance
 of work() is ~25 % of the average workload in the static, dynamic and mixed
 scenarios (and ~0 when balanced), while the profile's max - avg finds it only
-in the static one (about 10.7 % in the mixed one).  Prints both numbers."""
+in the static one (about 10.7 % in the mixed one).  Prints both numbers.
+
+With --untimed (against MPICH, whose ranks poll busily: a rank waking from
+its sleep waits 0-15 ms for a core, so every work() phase is longer by a
+random amount) the designed shares are printed, not checked, and what
+holds whatever each phase's overrun is checked instead:
+  * the critical-path imbalance is at least the profile's max - avg (a
+    path through each iteration's slowest rank holds at least the
+    slowest rank's total);
+  * static: both at least 15 % (ranks 0-3 sleep 20 ms longer than ranks
+    4-7 in every iteration);
+  * dynamic: the critical path at least 12 % and 8 points over the
+    profile, the profile at most 12 % (every rank sleeps the same total;
+    one rank leads by 10 ms in every iteration);
+  * mixed: the critical path at least 12 %.
+Measured against MPICH (4 runs, critical path / profile): balanced 15-19 /
+2-8 %, static 30-35 / 27-31 %, dynamic 19-22 / 3-8 %, mixed 17-18 / 5-14 %:
+the overruns add to every iteration's slowest rank (balanced 15-19 %
+instead of 0) and to the average workload (1.43 s instead of 1.28 s)."""
 import shutil
 import subprocess
 import sys
@@ -17,6 +35,22 @@ from run_scenario import launch, mpi_env, script_args, validate  # noqa: E402
 EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
     "balanced": (0.0, 0.0), "static": (25.0, 25.0), "dynamic": (25.0, 0.0), "mixed": (25.0, 10.7)}
 TOLERANCE = 3.0  # percentage points: sleep and scheduling jitter on 8 oversubscribed ranks
+
+
+def untimed_relations(scenario, cp, prof):
+    """What must hold however long each sleep overran (module docstring);
+    returns the broken relations."""
+    want = []
+    want.append((cp >= prof - 1.0, f"critical-path imbalance {cp:.1f}% below the profile's {prof:.1f}%"))
+    if scenario == "static":
+        want.append((cp >= 15.0 and prof >= 15.0, f"{cp:.1f}% / {prof:.1f}%, want both >= 15%"))
+    if scenario == "dynamic":
+        want.append((cp >= 12.0, f"critical-path imbalance {cp:.1f}%, want >= 12%"))
+        want.append((cp >= prof + 8.0, f"critical-path imbalance {cp:.1f}% not 8 points over the profile's {prof:.1f}%"))
+        want.append((prof <= 12.0, f"profile max-avg {prof:.1f}%, want <= 12%"))
+    if scenario == "mixed":
+        want.append((cp >= 12.0, f"critical-path imbalance {cp:.1f}%, want >= 12%"))
+    return [what for ok, what in want if not ok]
 
 
 def main():
@@ -43,10 +77,16 @@ def main():
         cp_imb = 100 * r.value("critical_path_imbalance", region="work") / avg
         prof = 100 * (per_rank.max() - avg) / avg
         ok = abs(cp_imb - want_cp) <= TOLERANCE and abs(prof - want_prof) <= TOLERANCE
+        if args.untimed:
+            broken = untimed_relations(scenario, cp_imb, prof)
+            verdict = "FAIL: " + "; ".join(broken) if broken else "ok (untimed: relations only)"
+            failures += [f"{scenario}: {b}" for b in broken]
+        else:
+            verdict = "ok" if ok else "FAIL"
+            if not ok:
+                failures.append(scenario)
         print(f"{scenario:10s} {float(r.attrs['wall_seconds']):9.2f} {avg:13.3f} {cp_imb:12.1f}% {prof:15.1f}%"
-              f"   (expected {want_cp:.1f}% / {want_prof:.1f}%) {'ok' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(scenario)
+              f"   (expected {want_cp:.1f}% / {want_prof:.1f}%) {verdict}")
     print("PASS" if not failures else "FAIL: " + ", ".join(failures))
     return 0 if not failures else 1
 
