@@ -387,6 +387,7 @@ Task<EpochFacts> Analyzer::run_epoch(std::vector<LocationWindow>& windows, Trans
     m.facts.approximate_path_seconds = m.sync.approximate_path();
     m.facts.crossing_sync_sends += m.sync.unexplained();
     m.facts.unexplained_rma_waits = m.sync.unexplained_pairs();
+    m.facts.unexplained_rma_wait_seconds = m.sync.unexplained_pair_seconds();
     m.facts.guessed_critical_paths = m.sync.guessed_paths();
   } else if (m.facts.comm_analysis_skipped) {
     m.sync.forget_intervals();

@@ -104,6 +104,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     if (f.waiting.event >= ev.size() || f.waiting.epoch != in.epoch || !f.cause.valid() ||
         f.cause.rank >= defs.world_size || f.cause.rank == defs.world_rank || f.cause.epoch != in.epoch) {
       ++unexplained_pairs_;
+      unexplained_pair_seconds_ += f.wait;
       continue;
     }
     SyncPoint s = make(SyncKind::PairWait, f.waiting.event);
@@ -119,6 +120,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
       points_.push_back(s);
     } else {
       ++unexplained_pairs_;  // (one of two waits for the same call: the longer is traced)
+      unexplained_pair_seconds_ += std::min(s.wait, points_[at->second].wait);
       if (s.wait > points_[at->second].wait) points_[at->second] = s;
     }
   }
@@ -278,6 +280,7 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
   approximate_path_ = 0;
   unexplained_ = 0;
   unexplained_pairs_ = 0;
+  unexplained_pair_seconds_ = 0;
   guessed_paths_ = 0;
   co_await collect(in, rc, t);
   for (std::uint32_t cp = 0; cp < rc.callpaths().size(); ++cp) callpath_hash(rc.defs(), rc.callpaths(), cp);

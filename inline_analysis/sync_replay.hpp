@@ -369,6 +369,7 @@ class SyncReplay {
   // Waits for a call of another rank (PairSyncFinding) of the last run with
   // one of the two calls in another epoch's window (found, not explained).
   std::uint64_t unexplained_pairs() const { return unexplained_pairs_; }
+  double unexplained_pair_seconds() const { return unexplained_pair_seconds_; }  // (their waits)
   // Windows of the last run whose critical path end was guessed.
   std::uint64_t guessed_paths() const { return guessed_paths_; }
   // A window was analyzed for time only: intervals across it are unknown.
@@ -394,6 +395,7 @@ class SyncReplay {
   double approximate_path_ = 0;
   std::uint64_t unexplained_ = 0;
   std::uint64_t unexplained_pairs_ = 0;
+  double unexplained_pair_seconds_ = 0;
   std::uint64_t guessed_paths_ = 0;
   IntervalCarry carry_;
   CutCollective cut_before_;  // the collective the window before ended with

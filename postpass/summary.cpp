@@ -214,10 +214,10 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
   }
   if (in.unexplained_rma_waits > 0) {
     say(os, "onlinews: %llu RMA wait%s (Late Post, Early Wait, lock competition) could not be paired with the "
-        "call that caused %s (in another epoch's window, mostly): found, but not traced (delay costs, critical "
-        "path)\n",
+        "call that caused %s (in another epoch's window, mostly): found, but not traced (%.3f s of waiting "
+        "without delay costs; critical path)\n",
         static_cast<unsigned long long>(in.unexplained_rma_waits), in.unexplained_rma_waits == 1 ? "" : "s",
-        in.unexplained_rma_waits == 1 ? "it" : "them");
+        in.unexplained_rma_waits == 1 ? "it" : "them", in.unexplained_rma_wait_seconds);
   }
   if (in.threaded_mpi_windows > 0) {
     say(os, "onlinews: MPI calls came from several threads of a rank in %llu window%s: analyzed as one stream "

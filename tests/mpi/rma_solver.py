@@ -42,6 +42,24 @@ COUNTS = ["mpi_rma_pairsync_count", "mpi_rma_pairsync_unneeded_count", "comms_rm
 # the epochs and the one-epoch analysis by up to 0.05 s of a 2.4 s run on 8
 # ranks, either larger.
 NOT_COMPARED = {"passive": {"mpi_rma_wait_for_progress"}}
+# A fence instance a requested cut splits (split_collectives, per member)
+# is not analyzed: its waits are missing from the epochs' totals.  Each
+# may fall short by twice the one-epoch analysis' wait per MPI_Win_fence
+# visit.  Against MPICH, whose fences take ~12 ms on 8 busily polling
+# ranks, 112 split instances (of 4816) held 1.34 s of 57.5 s of Wait at
+# Fence; against Open MPI the fences take microseconds.
+# An RMA wait whose cause lies in another epoch's window is found, not
+# traced: its delay costs are missing, and the file says how much waiting
+# that is (unexplained_rma_wait_seconds).  Against MPICH (8 ranks, pscw) 72
+# such waits lacked 0.74 s of 28.6 s of Late Post costs.
+UNEXPLAINED_FED = {"delay_rma_latepost_aggregate", "delay_rma_earlywait_aggregate", "delay_rma_latecomplete_aggregate",
+                   "delay_rma_lockcompetition_aggregate", "delay"}
+# So is a split MPI_Win_create or MPI_Win_free (a collective too): its
+# wait is missing from the epochs' wait and delay totals (against MPICH, 8
+# ranks, passive: 0.23 s of Wait at Window Free, one instance).
+WINDOW_WAITS = ["mpi_rma_wait_at_create", "mpi_rma_wait_at_free"]
+FENCE_FED = {"mpi_rma_wait_at_fence", "mpi_rma_early_fence", "delay_rma_fence_aggregate",
+             "delay_rma_earlyfence_aggregate", "delay"}
 # What each variant must show at all (its main wait state, seconds summed over ranks).
 MAIN = {"fence": ("mpi_rma_wait_at_fence", 2.0), "pscw": ("mpi_rma_sync_late_post", 1.5), "passive": (None, 0)}
 
@@ -49,6 +67,7 @@ MAIN = {"fence": ("mpi_rma_wait_at_fence", 2.0), "pscw": ("mpi_rma_sync_late_pos
 def main():
     ap = script_args()
     ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--np", type=int, default=8)
     ap.add_argument("--attempts", type=int, default=3)
     args = ap.parse_args()
     work = Path(args.workdir)
@@ -60,7 +79,7 @@ def main():
         for mode in ("fence", "pscw", "passive"):
             out, ref = work / f"{mode}_{k}.h5", work / f"{mode}_{k}_reference.h5"
             env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_TEST_REFERENCE=str(ref), ONLINEWS_EPOCH_SECONDS="0")
-            cmd = launch(args.mpiexec, 8) + [args.exe, mode, str(args.iterations)]
+            cmd = launch(args.mpiexec, args.np) + [args.exe, mode, str(args.iterations)]
             print("$ ONLINEWS_EPOCH_SECONDS=0", " ".join(cmd), flush=True)
             p = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=300)
             sys.stdout.write(p.stdout)
@@ -74,12 +93,24 @@ def main():
             epochs, dropped = int(online.attrs["epochs"]), int(online.attrs["dropped_events"])
             print(f"  {mode}: {epochs} epochs ({online.attrs['requested_cuts']} requested cuts), {dropped} dropped "
                   f"events, epochs' share of the run {share.group(1) if share else '?'} %, "
-                  f"{online.attrs.get('unexplained_rma_waits', 0)} RMA waits not traced across cuts")
+                  f"{online.attrs.get('unexplained_rma_waits', 0)} RMA waits not traced across cuts "
+                  f"({float(online.attrs.get('unexplained_rma_wait_seconds', 0.0)):.3f} s)")
             if epochs < 5 or dropped != 0:
                 failures.append(f"{mode}: {epochs} epochs (want >= 5), {dropped} dropped events (want 0)")
+            split = int(online.attrs.get("split_collectives", 0))
+            fence_visits = post.value("visits", region="MPI_Win_fence")
+            unexplained = float(online.attrs.get("unexplained_rma_wait_seconds", 0.0))
             for m in WAITS + DELAYS:
                 a, b = online.value(m), post.value(m)
-                ok = abs(a - b) <= max((0.02 if m in DELAYS else 0.01) * max(a, b), 0.015)
+                tolerance = max((0.02 if m in DELAYS else 0.01) * max(a, b), 0.015)
+                ok = abs(a - b) <= tolerance
+                if not ok and a < b:  # what the file says is missing
+                    missing = unexplained if m in UNEXPLAINED_FED else 0.0
+                    if mode == "fence" and m in FENCE_FED and fence_visits > 0:
+                        missing += 2 * split * b / fence_visits  # (the split instances' share)
+                    if m == "delay" and split > 0:
+                        missing += sum(max(0.0, post.value(w) - online.value(w)) for w in WINDOW_WAITS)
+                    ok = b - a <= tolerance + missing
                 known = m in NOT_COMPARED.get(mode, ())
                 if a or b:
                     print(f"    {'note' if known else 'ok  ' if ok else 'FAIL'} {m:32s} epochs {a:8.4f} s  "
@@ -89,7 +120,6 @@ def main():
             # A fence instance a requested cut splits is not analyzed (on each
             # member, split_collectives): its 8 pairwise synchronizations
             # there are missing, nothing else.
-            split = int(online.attrs.get("split_collectives", 0))
             for m in COUNTS:
                 a, b = online.value(m), post.value(m)
                 slack = 8 * split if m.startswith("mpi_rma_pairsync") else 0
@@ -99,6 +129,7 @@ def main():
                 if not ok:
                     failures.append(f"{mode}: {m}")
             main_metric, least = MAIN[mode]
+            least *= args.np / 8 * args.iterations / 300  # (stated for 8 ranks and 300 iterations)
             if main_metric and post.value(main_metric) < least:
                 failures.append(f"{mode}: {main_metric} {post.value(main_metric):.3f} s, the program waits at least "
                                 f"{least} s there")

@@ -376,6 +376,8 @@ TEST_CASE("post/start/complete/wait epochs that wait for their partners across a
   // the origins.  (Rank 3's cause lies in window 1 besides.)
   CHECK(res[3].facts.back().unexplained_rma_waits == 1);
   CHECK(res[1].facts.front().unexplained_rma_waits == 1);
+  CHECK(res[3].facts.back().unexplained_rma_wait_seconds == Approx(0.1));
+  CHECK(res[1].facts.front().unexplained_rma_wait_seconds == Approx(0.1));
   CHECK(res[0].get(Metric::delay_rma) == 0.0);
   CHECK(res[2].get(Metric::delay_rma) == 0.0);
 }
@@ -570,5 +572,8 @@ TEST_CASE("a Late Post whose post lies in the window before is found, not traced
   auto res = replay(r);
   CHECK(res[0].get(Metric::mpi_rma_sync_late_post) == Approx(0.1));
   CHECK(res[0].facts.back().unexplained_rma_waits + res[0].facts.front().unexplained_rma_waits == 1);
+  // Its 0.1 s are the delay costs it lacks (unexplained_rma_wait_seconds).
+  CHECK(res[0].facts.back().unexplained_rma_wait_seconds + res[0].facts.front().unexplained_rma_wait_seconds ==
+        Approx(0.1));
   CHECK(res[1].get(Metric::delay_rma) == 0.0);
 }
