@@ -134,3 +134,30 @@ TEST_CASE("a send open at a requested cut ends its group at its Leave: another t
   CHECK(res[1].get_at(1, Metric::mpi_latesender) == Approx(0.9 + 0.1).margin(1e-9));
   CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(0.3).margin(1e-9));
 }
+
+TEST_CASE("a receive posted by a call open at a requested cut does not hold its envelope's group open",
+          "[concurrency]") {
+  // Rank 1's thread 1 is inside MPI_Irecv (tag 5) from 1.9 to 2.1, across
+  // the cut at 2.0, and completes it in MPI_Wait at 2.5; its thread 2
+  // receives on tag 5 at 3.0, long after: nothing overlapped.  (The
+  // posting's end is not kept across the cut; it once stayed open.)
+  auto r = multiple_ranks(2);
+  r[0].on(1).send(2.4, 2.41, 1, 5);
+  r[0].send(3.2, 3.21, 1, 5);
+  r[0].leave(3.5);
+  r[0].on(2).send(0.5, 0.51, 1, 6);
+  r[0].leave(3.5);
+  r[1].on(1).irecv(1.9, 2.1, 0, 5, 1);
+  r[1].complete(2.3, 2.41, rt::kRegion_MPI_Wait, {{1, true, 0, 5}});  // Late Sender 0.1 s
+  r[1].leave(2.6);
+  r[1].on(2).recv(0.2, 0.51, 0, 6);  // (both threads call MPI in the first window)
+  r[1].recv(3.0, 3.21, 0, 5);        // Late Sender 0.2 s
+  r[1].leave(3.5);
+  for (auto& v : r) v.on(0).requested_cut(2.0);
+  finish(r);
+  const auto res = replay(r);
+  REQUIRE(res[1].facts.size() == 2);
+  CHECK(res[1].facts[1].ambiguous_messages == 0);
+  CHECK(res[1].facts[0].unmatched_receives + res[1].facts[1].unmatched_receives == 0);
+  CHECK(res[1].get_at(2, Metric::mpi_latesender) == Approx(0.3 + 0.2).margin(1e-9));
+}
