@@ -42,8 +42,6 @@ std::uint64_t group_time(const Event& e, std::uint64_t next_leave) {
   return completes_call(e.kind) ? next_leave : e.time;
 }
 
-// First index in [0, end) from which every event's group time is >= t (the
-// group times of a stream never decrease).
 // Whether the stream ends inside a call, entered before t, that will still
 // record a send's start dated at its Enter (kOpenSendGraceNs).
 bool in_send_start(const std::vector<Event>& ev, std::uint64_t t) {
@@ -57,6 +55,8 @@ bool in_send_start(const std::vector<Event>& ev, std::uint64_t t) {
   return false;
 }
 
+// First index in [0, end) from which every event's group time is >= t (the
+// group times of a stream never decrease).
 std::size_t split_index(const std::vector<Event>& ev, std::size_t end, std::uint64_t t) {
   std::uint64_t next_leave = UINT64_MAX;
   std::size_t i = end;
