@@ -37,7 +37,7 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   bound_since_retry_ = false;
   waiting_nodes_.clear();
   cause_nodes_.clear();
-  arrived_.clear();
+  arrived_.assign(points.size(), Arrived{});
   arena_.clear();
   held_.clear();
   out_.clear();
@@ -99,16 +99,16 @@ void ReplayMail::ingest(Parcel p) {
     if (off + len > d.size()) break;
     const std::byte* payload = d.data() + off;
     off += len;
-    if (type == kValue) {
-      const std::size_t* n = cause_nodes_.find(key(p.peer, 0, id));
-      if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
-      if (*n >= walked_from_ && !syms_->known(*n)) {
-        bind(*n, payload, len);
-        --unknown_;
-        continue;
-      }
+    const std::size_t* n = cause_nodes_.find(key(p.peer, 0, id));
+    if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
+    if (type == kValue && *n >= walked_from_ && !syms_->known(*n)) {
+      bind(*n, payload, len);
+      --unknown_;
+      continue;
     }
-    arrived_[key(p.peer, type, id)] = {arena_.size(), len};  // (kept for its point)
+    if (type != kFixed && type != kValue) continue;
+    Span& slot = type == kFixed ? arrived_[*n].fixed : arrived_[*n].value;
+    slot = {arena_.size(), len};  // (kept for its point)
     arena_.insert(arena_.end(), payload, payload + len);
   }
 }
@@ -173,23 +173,21 @@ void ReplayMail::retry(bool force) {
 }
 
 Task<ByteReader> ReplayMail::fixed_for(std::size_t k) {
-  const Key fk = waiting_key(k, kFixed);
-  const Span* s = arrived_.find(fk);
-  while (s == nullptr) {
+  // (Point k is a cause point: ingest() files its records under k.)
+  while (!arrived_[k].fixed.present()) {
     retry(false);
     flush();
     ingest(co_await t_->take_any());
     take_arrived();
-    s = arrived_.find(fk);
   }
   // (The arena only grows in ingest(), which nothing reaches before the
   // handlers have read the record.)
-  const ByteReader fixed(arena_.data() + s->offset, s->len);
-  arrived_.erase(fk);
-  const Key vk = waiting_key(k, kValue);
-  if (const Span* v = arrived_.find(vk)) {
-    bind(k, arena_.data() + v->offset, v->len);
-    arrived_.erase(vk);
+  Arrived& a = arrived_[k];
+  const ByteReader fixed(arena_.data() + a.fixed.offset, a.fixed.len);
+  a.fixed = {};
+  if (a.value.present()) {
+    bind(k, arena_.data() + a.value.offset, a.value.len);
+    a.value = {};
   } else {
     ++unknown_;
   }
@@ -225,7 +223,6 @@ Task<> ReplayMail::finish() {
   }
   t_->set_idle(nullptr);
   co_await t_->flush();
-  arrived_.clear();
 }
 
 }  // namespace onlinews::analysis
