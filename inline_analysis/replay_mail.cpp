@@ -56,20 +56,19 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
 }
 
 // A record for point `k`'s peer: type, the point's id, length, payload.
-void ReplayMail::queue(std::size_t k, int type, const std::vector<std::byte>& payload) {
+void ReplayMail::queue(std::size_t k, int type, const ByteWriter& payload) {
   ByteWriter& b = out_[(*points_)[k].peer];
   b.put(static_cast<std::uint8_t>(type));
   waiting_id(k).put(b);
   b.put(static_cast<std::uint32_t>(payload.size()));
-  b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
+  b.append(payload.data(), payload.size());
 }
 
 bool ReplayMail::flush() {
   bool posted = false;
   for (auto& [peer, b] : out_) {
-    if (b.bytes.empty()) continue;
-    t_->post(peer, std::move(b.bytes));
-    b.bytes = {};
+    if (b.empty()) continue;
+    t_->post(peer, b.take());
     ++posted_[peer];
     posted = true;
   }
@@ -81,7 +80,7 @@ void ReplayMail::take_arrived() {
   while (t_->poll(p)) ingest(std::move(p));
 }
 
-void ReplayMail::send_fixed(std::size_t k, const std::vector<std::byte>& payload) {
+void ReplayMail::send_fixed(std::size_t k, const ByteWriter& payload) {
   queue(k, kFixed, payload);
 }
 
@@ -145,7 +144,7 @@ bool ReplayMail::try_send(std::size_t k) {
     }
   }
   ByteWriter& b = value_;
-  b.bytes.clear();
+  b.clear();
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
     for (int i = 0; i < lanes_[s]; ++i) b.put(scratch_[s].c[static_cast<std::size_t>(i)]);
     b.put(static_cast<std::uint32_t>(scratch_[s].terms.size()));
@@ -154,7 +153,7 @@ bool ReplayMail::try_send(std::size_t k) {
       b.put(t.coef);
     }
   }
-  queue(k, kValue, b.bytes);
+  queue(k, kValue, b);
   return true;
 }
 

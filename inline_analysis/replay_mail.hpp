@@ -37,7 +37,7 @@ class ReplayMail {
   // per handler slot.
   void begin(std::vector<SyncPoint>& points, SymTable& syms, std::vector<int> lanes, Transport& t);
   // Waiting point `k`: its fixed part, sent with the next flush.
-  void send_fixed(std::size_t k, const std::vector<std::byte>& payload);
+  void send_fixed(std::size_t k, const ByteWriter& payload);
   // The walk has reached point `k` (everything from `k` up is walked).
   void walked(std::size_t k) { walked_from_ = k; }
   // Waiting point `k` is walked (its value forms are set): send the value
@@ -93,7 +93,7 @@ class ReplayMail {
   // Of a waiting point / of a cause point's waiting side.
   PointId waiting_id(std::size_t k) const;
   Key waiting_key(std::size_t k, int type) const;
-  void queue(std::size_t k, int type, const std::vector<std::byte>& payload);
+  void queue(std::size_t k, int type, const ByteWriter& payload);
   bool flush();         // false: nothing was queued
   void take_arrived();  // ingests every parcel that has arrived (never waits)
   void ingest(Parcel p);

@@ -163,6 +163,8 @@ TimeMap SyncContext::time_map_on(int location, std::int64_t t0, std::int64_t t1,
   return time_map_in(*lw[l].first, *lw[l].second, t0, t1, near);
 }
 
+constexpr std::size_t kPrefetchBehind = 24;
+
 TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector<EventAnnotation>& an,
                                  std::int64_t t0, std::int64_t t1, std::size_t near) {
   TimeMap out;
@@ -207,6 +209,13 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
   std::size_t i = first_after(ev, t0, near);
   i = i > 0 ? i - 1 : 0;
   const std::size_t start = i, n = ev.size();
+  // The backward walk asks next for the interval before this one: its events
+  // and annotations are fetched while this one is summed (a cache miss per
+  // event otherwise, half of this function's time on a large window).
+  for (std::size_t k = 1; k <= kPrefetchBehind && k <= start; k += 2) {
+    __builtin_prefetch(&ev[start - k]);
+    __builtin_prefetch(&an[start - k]);
+  }
   // A long span takes whole chunks from the index (time_map_index.hpp).
   const TimeMapIndex::Window* index = nullptr;
   if (n >= TimeMapIndex::min_span && first_after(ev, t1, i) - start >= TimeMapIndex::min_span) {

@@ -303,9 +303,9 @@ Task<> SyncReplay::run(Inputs& in, const std::vector<SyncHandler*>& handlers, Re
     }
     if (!waits_p2p(points_[k])) continue;
     ctx.set_current(k);
-    w.bytes.clear();
+    w.clear();
     for (auto* h : handlers) h->waiting_p2p(points_[k], ctx, w);
-    mail_.send_fixed(k, w.bytes);
+    mail_.send_fixed(k, w);
   }
   co_await mail_.pump();
   for (auto* h : handlers) h->begin_walk(ctx);
