@@ -17,7 +17,9 @@ benchmarks (ONLINEWS_BUILD_BENCHMARKS=ON, the default):
                  backward) and append, over its events per rank;
   run_step4.py   the 2-rank 8-byte ring (ratio with/without), the
                  application time an epoch costs at 2/4/8 ranks, start-up;
-  run_memory.py  peak RSS per rank with/without, a run 10x longer, file size.
+  run_memory.py  peak RSS per rank with/without, a run 10x longer, file size;
+  run_proxies.py the in-house proxies (heat2d, jacobi3d, sweep) on 4 and 8
+                 ranks: whole runs with/without, and their loops.
 
 Every ratio comes from runs alternating with and without onlinews in one
 session, medians of --reps (5).  Timing-sensitive: run it on a quiet machine.
@@ -171,6 +173,16 @@ def main():
     if g:
         rows.append(("RSS of a run 10x longer", ", ".join(f"{x:+.1f} %" for x in g), "within +-10 %",
                      all(abs(x) <= 10 for x in g)))
+
+    print("== run_proxies.py", flush=True)
+    prox = sh([py, HERE / "run_proxies.py", build, "--mpiexec", args.mpiexec] +
+              (["--reps", "1", "--nps", "4"] if args.quick else ["--reps", str(reps)]))
+    print(prox, end="")
+    for m in re.finditer(r"^(\w+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+([\d.]+)x\s+\(\S+\)\s+(\S+)\s+(.*)$",
+                         prox, re.M):
+        name, np_, paired, loop, same = m.groups()
+        rows.append((f"proxy {name}, {np_} ranks, whole run with/without", f"{paired}x (loop {loop}; same result: "
+                     f"{same})", "<= 1.03x", float(paired) <= 1.03 and same == "yes"))
 
     width = max(len(r[0]) for r in rows)
     print("\n" + "what".ljust(width) + "  value".ljust(62) + "  target")
