@@ -247,6 +247,8 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
     run_ns += b - a;
   }
   charge(run_cp, run_ns);
+  out.callpaths.reserve(touched.size());
+  out.seconds.reserve(touched.size());
   for (std::uint32_t cp : touched) {
     out.callpaths.push_back(cp);
     out.seconds.push_back(secs(acc[cp]));
