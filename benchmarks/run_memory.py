@@ -6,7 +6,10 @@ difference with/without; it must stay within ONLINEWS_BUFFER x threads x 2 +
 16 MiB and the same (+-10 %) when the run is 10x longer (post-mortem
 tracing grows with the run; onlinews must not).
 
-Peak RSS comes from GNU time (%M, KiB) wrapped around each rank.
+Peak RSS comes from GNU time (%M, KiB) wrapped around each rank.  A last
+pair of runs samples every rank's /proc/<pid>/smaps and splits the largest
+sample into libraries' pages (file-backed: libhdf5's dependency chain,
+libstdc++, libonlinews) and anonymous memory (heap, buffers, stacks).
 
 Usage: run_memory.py [BUILD_DIR] [--iters 500000] [--np 2] [--mpiexec mpirun]
 Standard library only; needs /usr/bin/time (Debian's package `time`)."""
@@ -16,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,6 +47,49 @@ def run(args, exe, n, outdir, tag):
     return rss, size
 
 
+def smaps_split(pid):
+    """(file-backed, anonymous) resident KiB of a process: libraries' pages
+    against heap, mmaps and stacks."""
+    files = anon = 0
+    path = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            if line.startswith("Rss:"):
+                if path is not None and path.startswith("/"):
+                    files += int(line.split()[1])
+                else:
+                    anon += int(line.split()[1])
+            elif not line[0].isupper():  # a mapping's header line: address range, ..., path
+                parts = line.split(None, 5)
+                path = parts[5].strip() if len(parts) > 5 else ""
+    return files, anon
+
+
+def breakdown(args, exe, n, outdir):
+    """Runs `exe` and samples every rank's smaps while it runs; per rank the
+    sample with the largest total, as (file-backed, anonymous) MiB."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONLINEWS_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", ONLINEWS_VERBOSE="0",
+               ONLINEWS_OUTPUT=str(Path(outdir) / "split.h5"))
+    p = subprocess.Popen([args.mpiexec, "-np", str(args.np), str(exe), "ring", str(n)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    best = {}
+    while p.poll() is None:
+        pids = subprocess.run(["pgrep", "-f", "^" + str(exe)], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                fb, an = smaps_split(pid)
+            except OSError:
+                continue
+            if fb + an > sum(best.get(pid, (0, 0))):
+                best[pid] = (fb, an)
+        time.sleep(0.05)
+    for f in Path(outdir).glob("split.*"):
+        f.unlink()
+    return [(fb / 1024, an / 1024) for _, (fb, an) in sorted(best.items(), key=lambda kv: int(kv[0]))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build_dir", nargs="?", default=str(HERE.parent / "build"))
@@ -68,6 +115,15 @@ def main():
         growth = [rows[1][2][r] / rows[0][2][r] - 1 for r in range(args.np)]
         print("10x longer: onlinews' RSS " + ", ".join(f"rank {r} {100 * g:+.1f} %" for r, g in enumerate(growth)) +
               f" (target within +-10 %); median share {statistics.median(o - p for o, p in zip(rows[0][2], rows[0][1])):.1f} MiB")
+        # Where the share goes: libraries' pages (file-backed) against the
+        # heap, mmaps and stacks, from /proc/<pid>/smaps sampled every 50 ms.
+        sp, so = breakdown(args, plain, 10 * args.iters, outdir), breakdown(args, withlib, 10 * args.iters, outdir)
+        if len(sp) == len(so) == args.np:
+            print("at the largest sample (MiB): file-backed (libraries) plain / onlinews / added; "
+                  "anonymous (heap, buffers) plain / onlinews / added")
+            for r in range(args.np):
+                print(f"  rank {r}: libraries {sp[r][0]:.1f} / {so[r][0]:.1f} / {so[r][0] - sp[r][0]:+.1f}; "
+                      f"anonymous {sp[r][1]:.1f} / {so[r][1]:.1f} / {so[r][1] - sp[r][1]:+.1f}")
 
 
 if __name__ == "__main__":
