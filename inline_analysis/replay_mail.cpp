@@ -11,14 +11,13 @@ enum : std::uint8_t { kFixed = 1, kValue = 2 };
 
 }  // namespace
 
-ReplayMail::Key ReplayMail::key(int peer, int type, const PointId& id) {
-  return {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 16) | (static_cast<std::uint64_t>(type) << 8) |
-              static_cast<std::uint64_t>(id.kind),
+ReplayMail::Key ReplayMail::key(int peer, const PointId& id) {
+  return {(static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 8) | static_cast<std::uint64_t>(id.kind),
           (static_cast<std::uint64_t>(id.seq) << 32) | id.epoch, id.gid};
 }
 
-ReplayMail::Key ReplayMail::waiting_key(std::size_t k, int type) const {
-  return key((*points_)[k].peer, type, waiting_id(k));
+ReplayMail::Key ReplayMail::waiting_key(std::size_t k) const {
+  return key((*points_)[k].peer, waiting_id(k));
 }
 
 ReplayMail::PointId ReplayMail::waiting_id(std::size_t k) const {
@@ -50,8 +49,8 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
     flush();
   });
   for (std::size_t k = 1; k < points.size(); ++k) {
-    if (waits_p2p(points[k])) waiting_nodes_[waiting_key(k, 0)] = k;
-    if (causes_p2p(points[k].kind)) cause_nodes_[waiting_key(k, 0)] = k;
+    if (waits_p2p(points[k])) waiting_nodes_[waiting_key(k)] = k;
+    if (causes_p2p(points[k].kind)) cause_nodes_[waiting_key(k)] = k;
   }
 }
 
@@ -98,7 +97,7 @@ void ReplayMail::ingest(Parcel p) {
     if (off + len > d.size()) break;
     const std::byte* payload = d.data() + off;
     off += len;
-    const std::size_t* n = cause_nodes_.find(key(p.peer, 0, id));
+    const std::size_t* n = cause_nodes_.find(key(p.peer, id));
     if (n == nullptr) continue;  // no such point here (its send's interval was not kept)
     if (type == kValue && *n >= walked_from_ && !syms_->known(*n)) {
       bind(*n, payload, len);
@@ -124,7 +123,7 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
       const PointId id = PointId::get(r);
       const auto coef = r.get<double>();
       // A value the sender left open: the one we send it for that wait.
-      if (const std::size_t* w = waiting_nodes_.find(key(peer, 0, id))) {
+      if (const std::size_t* w = waiting_nodes_.find(key(peer, id))) {
         f.terms.push_back({static_cast<std::uint32_t>(*w), coef});
       }
     }

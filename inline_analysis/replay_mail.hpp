@@ -81,7 +81,7 @@ class ReplayMail {
     }
   };
   struct Key {
-    std::uint64_t a = 0, b = 0, c = 0;  // (peer, type, kind), (seq, epoch), gid
+    std::uint64_t a = 0, b = 0, c = 0;  // (peer, kind), (seq, epoch), gid
     bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
   };
   struct KeyHash {
@@ -89,10 +89,10 @@ class ReplayMail {
       return std::hash<std::uint64_t>()((k.a * 0x9E3779B97F4A7C15ull ^ k.b) * 0xff51afd7ed558ccdull ^ k.c);
     }
   };
-  static Key key(int peer, int type, const PointId& id);
+  static Key key(int peer, const PointId& id);
   // Of a waiting point / of a cause point's waiting side.
   PointId waiting_id(std::size_t k) const;
-  Key waiting_key(std::size_t k, int type) const;
+  Key waiting_key(std::size_t k) const;
   void queue(std::size_t k, int type, const ByteWriter& payload);
   bool flush();         // false: nothing was queued
   void take_arrived();  // ingests every parcel that has arrived (never waits)
