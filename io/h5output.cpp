@@ -9,28 +9,51 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace onlinews::io {
 namespace {
 
 // H5Fflush that a SIGKILL in the middle of it cannot turn into a file h5py
-// refuses ("truncated file: eof < stored_eof", once in 20 kill trials): HDF5
-// may write the superblock, which records the end of the file, before the
-// blocks it allocated at that end.  The file is first extended (sparse
-// zeros) to everything allocated; HDF5 trims it to its allocation at the
-// end of the flush.
+// refuses ("truncated file: eof < stored_eof"): HDF5 writes the superblock,
+// which records the end of the allocated space, before it extends the file
+// to that end (H5FD_truncate comes after the metadata cache's flush), and
+// the end moves during the flush when the open datasets' cached chunks get
+// their space (by up to an aggregator block: a trial failed with the file
+// 1801 bytes short).  So: the datasets' chunks and headers are flushed
+// first (H5Dflush does not write the superblock), then the file is extended
+// (sparse zeros) past everything allocated by two aggregator blocks of
+// slack, then the file is flushed; HDF5 trims the file to its allocation
+// at the end of the flush.  A file longer than its stored end opens.
+constexpr hsize_t kFlushSlack = 2 * 2048 + 4096;  // (H5Pset_meta_block_size / small_data_block_size defaults)
+
 bool flush_kill_safe(hid_t file) {
+  bool ok = true;
+  const ssize_t n = H5Fget_obj_count(file, H5F_OBJ_DATASET | H5F_OBJ_LOCAL);
+  if (n > 0) {
+    std::vector<hid_t> sets(static_cast<std::size_t>(n));
+    const ssize_t got = H5Fget_obj_ids(file, H5F_OBJ_DATASET | H5F_OBJ_LOCAL, sets.size(), sets.data());
+    for (ssize_t i = 0; i < got; ++i) ok = H5Dflush(sets[static_cast<std::size_t>(i)]) >= 0 && ok;
+  }
   hsize_t allocated = 0;
   void* handle = nullptr;
+  int fd = -1;
+  struct stat st {};
   if (H5Fget_filesize(file, &allocated) >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 &&
       handle != nullptr) {
-    const int fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
-    struct stat st {};
-    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated) {
-      (void)ftruncate(fd, static_cast<off_t>(allocated));
+    fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
+    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated + kFlushSlack) {
+      (void)ftruncate(fd, static_cast<off_t>(allocated + kFlushSlack));
     }
   }
-  return H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
+  ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0 && ok;
+  // The slack goes again (the driver trims only what it wrote itself): the
+  // superblock on disk now records this end.
+  haddr_t eoa = 0;
+  if (fd >= 0 && H5Fget_eoa(file, &eoa) >= 0 && fstat(fd, &st) == 0 && static_cast<haddr_t>(st.st_size) > eoa) {
+    (void)ftruncate(fd, static_cast<off_t>(eoa));
+  }
+  return ok;
 }
 
 hid_t epoch_row_type() {
