@@ -59,17 +59,21 @@ void SymTable::normalize(std::size_t n, std::size_t slot) {
       if (known(m) && !clean(m)) stack_.push_back({m, 0});
       continue;
     }
-    Sym out;
-    out.c = f.c;
-    for (const Term& t : f.terms) {
-      if (known(t.node)) {
-        out.add(form(t.node, slot), t.coef);
-      } else {
-        out.terms.push_back(t);
+    // (Most forms, once normalized, refer to no node that became known
+    // since: they stay as they are, without building a new one.)
+    if (std::any_of(f.terms.begin(), f.terms.end(), [&](const Term& t) { return known(t.node); })) {
+      Sym out;
+      out.c = f.c;
+      for (const Term& t : f.terms) {
+        if (known(t.node)) {
+          out.add(form(t.node, slot), t.coef);
+        } else {
+          out.terms.push_back(t);
+        }
       }
+      merge(out);
+      f = std::move(out);
     }
-    merge(out);
-    f = std::move(out);
     clean_[x * slots_ + slot] = generation_;
     stack_.pop_back();
   }

@@ -19,7 +19,8 @@ constinit thread_local std::uint64_t t_slice_since = 0;
 namespace {
 
 // Gates, in ns (converted to raw ticks by init_progress()).
-constexpr double kIdleGateNs = 100'000;   // nothing to analyze: poll the cut protocol
+constexpr double kIdleGateNs = 100'000;   // nothing to analyze: poll the cut protocol ...
+constexpr double kIdleGateMaxNs = 1'000'000;  // ... backing off to this while nothing happens
 constexpr double kRemoteGateNs = 5'000;   // the analysis waits for other ranks' messages
 constexpr double kHelperGateNs = 20'000;  // the analysis thread has it: look for hand-overs
 constexpr double kRecordNs = 2'000;       // shorter progress is not recorded as a region
@@ -71,8 +72,40 @@ Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budge
   return w;
 }
 
+// The idle poll's back-off (MPI thread only: plain globals).  An unsuccessful MPI_Test is not
+// free: Open MPI on an oversubscribed node (mpi_yield_when_idle) gives the
+// core away in it, a context switch per poll in the application's compute
+// phases (an 8-rank sweep on 2 cores: ~10 % of a rank's samples in the
+// cut protocol's MPI_Test).  While nothing happens the gap doubles up to
+// kIdleGateMaxNs, never beyond half the time the fullest buffer needs, at
+// the rate it filled since the last poll, to reach half full (where the
+// pipeline drains it).
+double g_idle_ns = kIdleGateNs;
+double g_last_fill = 0;
+std::uint64_t g_last_poll = 0;
+
+std::uint64_t idle_gate(const State& s, std::uint64_t t1) {
+  double fill = 0;
+  for (int i = 0; i < s.buffers.count(); ++i) {
+    if (const ThreadBuffer* b = s.buffers.at(i)) fill = std::max(fill, b->fill());
+  }
+  double gap = g_idle_ns;
+  if (fill > g_last_fill && t1 > g_last_poll && g_last_poll != 0) {
+    const double per_ns = (fill - g_last_fill) / (static_cast<double>(t1 - g_last_poll) / g_ticks_per_ns);
+    gap = std::min(gap, 0.5 * std::max(0.5 - fill, 0.0) / per_ns);
+  }
+  gap = std::max(gap, kIdleGateNs);
+  g_idle_ns = std::min(2 * g_idle_ns, kIdleGateMaxNs);
+  g_last_fill = fill;
+  g_last_poll = t1;
+  return t1 + ticks(gap);
+}
+
 // Next gate after progress that ended at `t1` having taken `took` ticks.
 std::uint64_t next_gate(const State& s, Pipeline::Wait w, std::uint64_t t1, std::uint64_t took) {
+  if (w == Pipeline::Wait::Remote && !s.pipeline->has_work()) return idle_gate(s, t1);
+  g_idle_ns = kIdleGateNs;
+  g_last_poll = 0;
   switch (w) {
     case Pipeline::Wait::Done: return UINT64_MAX;
     case Pipeline::Wait::Slice:
@@ -82,7 +115,7 @@ std::uint64_t next_gate(const State& s, Pipeline::Wait w, std::uint64_t t1, std:
     case Pipeline::Wait::Helper: return t1 + ticks(kHelperGateNs);
     case Pipeline::Wait::Remote: break;
   }
-  return t1 + ticks(s.pipeline->has_work() ? kRemoteGateNs : kIdleGateNs);
+  return t1 + ticks(kRemoteGateNs);
 }
 
 thread_local std::uint64_t t_wait_gate = 0;  // progress_while_waiting(): next slice
