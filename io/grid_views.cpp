@@ -58,6 +58,7 @@ bool H5Output::append_per_rank(std::int64_t& cache, const char* group, const cha
   }
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   hsize_t size[3] = {e + 1, nv, nr}, start[3] = {e, 0, 0}, count[3] = {1, nv, nr};
+  written(cache);
   return slab(cache, 3, start, count, H5T_NATIVE_DOUBLE, const_cast<double*>(values.data()), size);
 }
 

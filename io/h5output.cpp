@@ -18,23 +18,19 @@ namespace {
 // refuses ("truncated file: eof < stored_eof"): HDF5 writes the superblock,
 // which records the end of the allocated space, before it extends the file
 // to that end (H5FD_truncate comes after the metadata cache's flush), and
-// the end moves during the flush when the open datasets' cached chunks get
-// their space (by up to an aggregator block: a trial failed with the file
-// 1801 bytes short).  So: the datasets' chunks and headers are flushed
-// first (H5Dflush does not write the superblock), then the file is extended
-// (sparse zeros) past everything allocated by two aggregator blocks of
-// slack, then the file is flushed; HDF5 trims the file to its allocation
-// at the end of the flush.  A file longer than its stored end opens.
+// the end moves during the flush when cached chunks of the datasets
+// written since the last flush (`dirty`) get their space (by up to an
+// aggregator block: a trial failed with the file 1801 bytes short).  So:
+// those datasets are flushed first (H5Dflush does not write the
+// superblock), then the file is extended (sparse zeros) past everything
+// allocated by two aggregator blocks of slack, then the file is flushed;
+// the slack is trimmed after.  A file longer than its stored end opens.
 constexpr hsize_t kFlushSlack = 2 * 2048 + 4096;  // (H5Pset_meta_block_size / small_data_block_size defaults)
 
-bool flush_kill_safe(hid_t file) {
+bool flush_kill_safe(hid_t file, std::vector<std::int64_t>& dirty) {
   bool ok = true;
-  const ssize_t n = H5Fget_obj_count(file, H5F_OBJ_DATASET | H5F_OBJ_LOCAL);
-  if (n > 0) {
-    std::vector<hid_t> sets(static_cast<std::size_t>(n));
-    const ssize_t got = H5Fget_obj_ids(file, H5F_OBJ_DATASET | H5F_OBJ_LOCAL, sets.size(), sets.data());
-    for (ssize_t i = 0; i < got; ++i) ok = H5Dflush(sets[static_cast<std::size_t>(i)]) >= 0 && ok;
-  }
+  for (const auto d : dirty) (void)H5Dflush(d);  // (best effort: the file's flush is what counts)
+  dirty.clear();
   hsize_t allocated = 0;
   void* handle = nullptr;
   int fd = -1;
@@ -173,7 +169,7 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
   }
   H5Pclose(dapl);
   H5Gclose(g);
-  flush_kill_safe(f);
+  flush_file();
   return true;
 }
 
@@ -224,6 +220,8 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
 
 void H5Output::open_metric_tables(int columns) {
   for (const auto d : epoch_sets_) {
+    // (A closed dataset has been flushed: it leaves the dirty list.)
+    dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), d), dirty_.end());
     if (d >= 0) H5Dclose(d);
   }
   epoch_sets_.clear();
@@ -249,14 +247,17 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
     }
     hsize_t start[2] = {e, 0}, cnt[2] = {1, static_cast<hsize_t>(locations_)};
     ok = slab(epoch_sets_[m], 2, start, cnt, H5T_NATIVE_DOUBLE, line.data(), size) && ok;
+    written(epoch_sets_[m]);
   }
   return ok;
 }
 
+bool H5Output::flush_file() { return flush_kill_safe(file_, dirty_); }
+
 bool H5Output::flush() {
   if (file_ < 0) return false;
   QuietH5 quiet;
-  return flush_kill_safe(file_);
+  return flush_file();
 }
 
 // The epoch's row in /epochs/table, and the `epochs` attribute, go last,
@@ -267,15 +268,16 @@ bool H5Output::flush() {
 bool H5Output::append_epoch_end() {
   if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
-  bool ok = flush_kill_safe(file_);
+  bool ok = flush_file();
   const hsize_t e = static_cast<hsize_t>(epochs_written_);
   hsize_t size[1] = {e + 1}, start[1] = {e}, count[1] = {1};
   hid_t t = epoch_row_type();
   ok = slab(table_, 1, start, count, t, &row_, size) && ok;
+  written(table_);
   H5Tclose(t);
   ++epochs_written_;
   set_attr("epochs", static_cast<std::int64_t>(epochs_written_));
-  return flush_kill_safe(file_) && ok;
+  return flush_file() && ok;
 }
 
 bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
@@ -351,7 +353,7 @@ bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const st
   }
   H5Tclose(s);
   if (g >= 0) H5Gclose(g);
-  flush_kill_safe(file_);
+  flush_file();
   return ok;
 }
 
@@ -391,6 +393,7 @@ void H5Output::close_epoch_datasets() {
   }
   table_ = -1;
   epoch_sets_.clear();
+  dirty_.clear();
 }
 
 void H5Output::close() {

@@ -7,6 +7,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -140,6 +141,15 @@ class H5Output {
                        const std::vector<std::string>& names, int n_items, int n_ranks);
   std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
   std::int64_t pvars_ = -1;  // /epochs/mpi_t_pvars, likewise
+  // Open datasets written since the last flush: the flush makes their
+  // cached chunks take their space before it writes the superblock
+  // (h5output.cpp, flush_kill_safe).  Flushing all ~175 every time cost
+  // more than the append itself.
+  std::vector<std::int64_t> dirty_;
+  void written(std::int64_t d) {
+    if (d >= 0 && std::find(dirty_.begin(), dirty_.end(), d) == dirty_.end()) dirty_.push_back(d);
+  }
+  bool flush_file();
 };
 
 // Collective over `comm`: opens the closed file `path` with MPI-IO and writes
