@@ -18,33 +18,33 @@ namespace {
 // refuses ("truncated file: eof < stored_eof"): HDF5 writes the superblock,
 // which records the end of the allocated space, before it extends the file
 // to that end (H5FD_truncate comes after the metadata cache's flush), and
-// the end moves during the flush when cached chunks of the datasets
-// written since the last flush (`dirty`) get their space (by up to an
-// aggregator block: a trial failed with the file 1801 bytes short).  So:
-// those datasets are flushed first (H5Dflush does not write the
-// superblock), then the file is extended (sparse zeros) past everything
-// allocated by two aggregator blocks of slack, then the file is flushed;
-// the slack is trimmed after.  A file longer than its stored end opens.
-constexpr hsize_t kFlushSlack = 2 * 2048 + 4096;  // (H5Pset_meta_block_size / small_data_block_size defaults)
+// the end moves during the flush: the cached chunks of the datasets written
+// since the last flush get their space there, with their index's blocks
+// and up to an aggregator block (a loaded kill trial found the file 1801
+// bytes short).  So the file is first extended (sparse zeros) past
+// everything allocated by those chunks' sizes plus slack for the rest,
+// then flushed, then trimmed back to the end the superblock now records.
+// (A file longer than its stored end opens.  H5Dflush of the written
+// datasets before the flush also works, but doubled the epoch's append:
+// it walks the whole metadata cache each time.)
+constexpr hsize_t kFlushSlack = 4 * 2048 + 4096;  // (aggregator blocks: H5Pset_meta_block_size etc.)
+constexpr hsize_t kIndexSlack = 4096;             // per written dataset: its chunk index growing
 
-bool flush_kill_safe(hid_t file, std::vector<std::int64_t>& dirty) {
-  bool ok = true;
-  for (const auto d : dirty) (void)H5Dflush(d);  // (best effort: the file's flush is what counts)
-  dirty.clear();
+bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
   hsize_t allocated = 0;
   void* handle = nullptr;
   int fd = -1;
   struct stat st {};
+  const hsize_t slack = chunk_bytes + kFlushSlack;
   if (H5Fget_filesize(file, &allocated) >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 &&
       handle != nullptr) {
     fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
-    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated + kFlushSlack) {
-      (void)ftruncate(fd, static_cast<off_t>(allocated + kFlushSlack));
+    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated + slack) {
+      (void)ftruncate(fd, static_cast<off_t>(allocated + slack));
     }
   }
-  ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0 && ok;
-  // The slack goes again (the driver trims only what it wrote itself): the
-  // superblock on disk now records this end.
+  const bool ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
+  // The slack goes again (the driver trims only what it wrote itself).
   haddr_t eoa = 0;
   if (fd >= 0 && H5Fget_eoa(file, &eoa) >= 0 && fstat(fd, &st) == 0 && static_cast<haddr_t>(st.st_size) > eoa) {
     (void)ftruncate(fd, static_cast<off_t>(eoa));
@@ -225,6 +225,7 @@ void H5Output::open_metric_tables(int columns) {
     if (d >= 0) H5Dclose(d);
   }
   epoch_sets_.clear();
+  chunk_bytes_.clear();  // (identifiers are reused)
   const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double));
   for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
   H5Pclose(dapl);
@@ -252,7 +253,36 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
   return ok;
 }
 
-bool H5Output::flush_file() { return flush_kill_safe(file_, dirty_); }
+void H5Output::written(std::int64_t d) {
+  if (d < 0 || std::find(dirty_.begin(), dirty_.end(), d) != dirty_.end()) return;
+  dirty_.push_back(d);
+  const auto known = std::find_if(chunk_bytes_.begin(), chunk_bytes_.end(), [d](const auto& x) { return x.first == d; });
+  if (known != chunk_bytes_.end()) {
+    dirty_bytes_ += known->second;
+    return;
+  }
+  hsize_t bytes = kIndexSlack;
+  const hid_t dcpl = H5Dget_create_plist(d);
+  const hid_t type = H5Dget_type(d);
+  hsize_t dims[H5S_MAX_RANK];
+  const int n = dcpl >= 0 ? H5Pget_chunk(dcpl, H5S_MAX_RANK, dims) : -1;
+  if (n > 0 && type >= 0) {
+    hsize_t chunk = H5Tget_size(type);
+    for (int i = 0; i < n; ++i) chunk *= dims[i];
+    bytes += chunk;
+  }
+  if (type >= 0) H5Tclose(type);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  chunk_bytes_.emplace_back(d, bytes);
+  dirty_bytes_ += bytes;
+}
+
+bool H5Output::flush_file() {
+  const bool ok = flush_kill_safe(file_, dirty_bytes_);
+  dirty_.clear();
+  dirty_bytes_ = 0;
+  return ok;
+}
 
 bool H5Output::flush() {
   if (file_ < 0) return false;
@@ -394,6 +424,7 @@ void H5Output::close_epoch_datasets() {
   table_ = -1;
   epoch_sets_.clear();
   dirty_.clear();
+  chunk_bytes_.clear();
 }
 
 void H5Output::close() {

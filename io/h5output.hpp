@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace onlinews::io {
@@ -141,14 +142,14 @@ class H5Output {
                        const std::vector<std::string>& names, int n_items, int n_ranks);
   std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
   std::int64_t pvars_ = -1;  // /epochs/mpi_t_pvars, likewise
-  // Open datasets written since the last flush: the flush makes their
-  // cached chunks take their space before it writes the superblock
-  // (h5output.cpp, flush_kill_safe).  Flushing all ~175 every time cost
-  // more than the append itself.
+  // Datasets written since the last flush: their cached chunks may take
+  // their space during the flush, after HDF5 has written the end of the
+  // file into the superblock (h5output.cpp, flush_kill_safe).  The flush
+  // makes the file that much longer first.
   std::vector<std::int64_t> dirty_;
-  void written(std::int64_t d) {
-    if (d >= 0 && std::find(dirty_.begin(), dirty_.end(), d) == dirty_.end()) dirty_.push_back(d);
-  }
+  std::uint64_t dirty_bytes_ = 0;  // their chunks' sizes
+  std::vector<std::pair<std::int64_t, std::uint64_t>> chunk_bytes_;  // per open dataset (asked once)
+  void written(std::int64_t d);
   bool flush_file();
 };
 
