@@ -6,6 +6,12 @@
 
 namespace onlinews::io {
 
+// H5Fflush that a SIGKILL during it cannot leave shorter than the end its
+// superblock records; `chunk_bytes`: the chunk sizes of the datasets
+// written since the last flush, which may take their space during it
+// (h5_flush.cpp).
+bool flush_kill_safe(hid_t file, hsize_t chunk_bytes);
+
 // Silences HDF5's own error stack printing for the duration of a scope: we
 // report failures ourselves, once.
 struct QuietH5 {
