@@ -1,5 +1,5 @@
 // The kill-safe flush of the output file (h5_helpers.hpp) and the
-// bookkeeping it needs: which datasets were written since the last flush.
+// bookkeeping it needs: the chunk sizes written since the last flush.
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,8 +53,7 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
 }
 
 void H5Output::written(std::int64_t d) {
-  if (d < 0 || std::find(dirty_.begin(), dirty_.end(), d) != dirty_.end()) return;
-  dirty_.push_back(d);
+  if (d < 0) return;
   const auto known = std::find_if(chunk_bytes_.begin(), chunk_bytes_.end(), [d](const auto& x) { return x.first == d; });
   if (known != chunk_bytes_.end()) {
     dirty_bytes_ += known->second;
@@ -78,7 +77,6 @@ void H5Output::written(std::int64_t d) {
 
 bool H5Output::flush_file() {
   const bool ok = flush_kill_safe(file_, dirty_bytes_);
-  dirty_.clear();
   dirty_bytes_ = 0;
   return ok;
 }

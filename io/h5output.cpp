@@ -179,8 +179,6 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
 
 void H5Output::open_metric_tables(int columns) {
   for (const auto d : epoch_sets_) {
-    // (A closed dataset has been flushed: it leaves the dirty list.)
-    dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), d), dirty_.end());
     if (d >= 0) H5Dclose(d);
   }
   epoch_sets_.clear();
@@ -351,7 +349,6 @@ void H5Output::close_epoch_datasets() {
   }
   table_ = -1;
   epoch_sets_.clear();
-  dirty_.clear();
   chunk_bytes_.clear();
 }
 

@@ -7,7 +7,6 @@
 #pragma once
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -142,12 +141,12 @@ class H5Output {
                        const std::vector<std::string>& names, int n_items, int n_ranks);
   std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
   std::int64_t pvars_ = -1;  // /epochs/mpi_t_pvars, likewise
-  // Datasets written since the last flush: their cached chunks may take
+  // The chunk sizes of the datasets written since the last flush (a
+  // dataset written twice counts twice: only slack): those chunks may take
   // their space during the flush, after HDF5 has written the end of the
-  // file into the superblock (h5output.cpp, flush_kill_safe).  The flush
-  // makes the file that much longer first.
-  std::vector<std::int64_t> dirty_;
-  std::uint64_t dirty_bytes_ = 0;  // their chunks' sizes
+  // file into the superblock, so the flush makes the file that much longer
+  // first (h5_flush.cpp, flush_kill_safe).
+  std::uint64_t dirty_bytes_ = 0;
   std::vector<std::pair<std::int64_t, std::uint64_t>> chunk_bytes_;  // per open dataset (asked once)
   void written(std::int64_t d);
   bool flush_file();
