@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "h5_helpers.hpp"
-#include "h5output.hpp"
+#include "h5_file.hpp"
 
 namespace onlinews::io {
 namespace {
@@ -52,7 +52,7 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
   return ok;
 }
 
-void H5Output::written(std::int64_t d) {
+void H5File::written(std::int64_t d) {
   if (d < 0) return;
   const auto known = std::find_if(chunk_bytes_.begin(), chunk_bytes_.end(), [d](const auto& x) { return x.first == d; });
   if (known != chunk_bytes_.end()) {
@@ -75,7 +75,7 @@ void H5Output::written(std::int64_t d) {
   dirty_bytes_ += bytes;
 }
 
-bool H5Output::flush_file() {
+bool H5File::flush_file() {
   const bool ok = flush_kill_safe(file_, dirty_bytes_);
   dirty_bytes_ = 0;
   return ok;

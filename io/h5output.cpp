@@ -1,4 +1,4 @@
-#include "h5output.hpp"
+#include "h5_file.hpp"
 
 #include <hdf5.h>
 
@@ -38,7 +38,7 @@ bool write_table(hid_t group, const char* name, hid_t type, const void* rows, hs
 
 }  // namespace
 
-H5Output::~H5Output() { close(); }
+H5File::~H5File() { close(); }
 
 namespace {
 
@@ -68,7 +68,7 @@ hid_t epoch_dapl(hsize_t bytes) {
 
 }  // namespace
 
-bool H5Output::create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks,
+bool H5File::create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks,
                       std::string& error) {
   QuietH5 quiet;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -132,7 +132,7 @@ bool H5Output::create(const std::string& path, const std::vector<MetricDef>& met
   return true;
 }
 
-bool H5Output::reopen(const std::string& path) {
+bool H5File::reopen(const std::string& path) {
   QuietH5 quiet;
   close();
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
@@ -141,23 +141,23 @@ bool H5Output::reopen(const std::string& path) {
   return true;
 }
 
-void H5Output::set_attr(const char* name, const std::string& value) {
+void H5File::set_attr(const char* name, const std::string& value) {
   if (file_ >= 0) string_attr(file_, name, value);
 }
-void H5Output::set_attr(const char* name, std::int64_t value) {
+void H5File::set_attr(const char* name, std::int64_t value) {
   if (file_ >= 0) number_attr(file_, name, H5T_NATIVE_INT64, value);
 }
-void H5Output::set_attr(const char* name, double value) {
+void H5File::set_attr(const char* name, double value) {
   if (file_ >= 0) number_attr(file_, name, H5T_NATIVE_DOUBLE, value);
 }
 
-bool H5Output::append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) {
+bool H5File::append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) {
   bool ok = append_epoch_begin(row, n_locations);
   ok = append_epoch_part(values, n_locations, 0, metric_names_.size()) && ok;
   return append_epoch_end() && ok;
 }
 
-bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
+bool H5File::append_epoch_begin(const EpochRow& row, int n_locations) {
   if (file_ < 0) return false;
   QuietH5 quiet;
   if (table_ < 0) {  // (a reopened file; or create() could not make the table: close what it made)
@@ -177,7 +177,7 @@ bool H5Output::append_epoch_begin(const EpochRow& row, int n_locations) {
   return table_ >= 0;
 }
 
-void H5Output::open_metric_tables(int columns) {
+void H5File::open_metric_tables(int columns) {
   for (const auto d : epoch_sets_) {
     if (d >= 0) H5Dclose(d);
   }
@@ -189,7 +189,7 @@ void H5Output::open_metric_tables(int columns) {
   cached_columns_ = columns;
 }
 
-bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
+bool H5File::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
                                  std::size_t count) {
   if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
@@ -210,7 +210,7 @@ bool H5Output::append_epoch_part(const std::vector<double>& values, int n_locati
   return ok;
 }
 
-bool H5Output::flush() {
+bool H5File::flush() {
   if (file_ < 0) return false;
   QuietH5 quiet;
   return flush_file();
@@ -221,7 +221,7 @@ bool H5Output::flush() {
 // during a flush, which HDF5 does not make atomic) leaves the table at the
 // finished epochs, its metric datasets with at most one row more, never
 // fewer (docs/output.md, "A killed job's file").
-bool H5Output::append_epoch_end() {
+bool H5File::append_epoch_end() {
   if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
   bool ok = flush_file();
@@ -236,7 +236,7 @@ bool H5Output::append_epoch_end() {
   return flush_file() && ok;
 }
 
-bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
+bool H5File::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
                                  const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
                                  const std::vector<CallsiteRow>& callsites) {
   if (file_ < 0) return false;
@@ -313,7 +313,7 @@ bool H5Output::write_definitions(const std::vector<RegionRow>& regions, const st
   return ok;
 }
 
-bool H5Output::write_topology(const Topology& topo) {
+bool H5File::write_topology(const Topology& topo) {
   if (file_ < 0 || (topo.dims.empty() && topo.graph_kind.empty())) return false;
   QuietH5 quiet;
   hid_t g = H5Gcreate2(file_, "topology", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -339,7 +339,7 @@ bool H5Output::write_topology(const Topology& topo) {
   return ok;
 }
 
-void H5Output::close_epoch_datasets() {
+void H5File::close_epoch_datasets() {
   if (views_ >= 0) H5Dclose(views_);
   if (pvars_ >= 0) H5Dclose(pvars_);
   views_ = pvars_ = -1;
@@ -352,7 +352,7 @@ void H5Output::close_epoch_datasets() {
   chunk_bytes_.clear();
 }
 
-void H5Output::close() {
+void H5File::close() {
   close_epoch_datasets();
   if (file_ >= 0) {
     H5Fclose(file_);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,111 +70,92 @@ struct Grid {
   std::string source;  // "MPI_Cart_create", "ONLINEWS_GRID", "line of ranks"
 };
 
+// The result file, seen from the runtime: the implementation (H5File,
+// h5_file.hpp) lives in the module libonlinews_io.so with HDF5, loaded by
+// new_h5output() on the ranks that write (module.cpp).
 class H5Output {
  public:
   H5Output() = default;
-  ~H5Output();
+  virtual ~H5Output() = default;
   H5Output(const H5Output&) = delete;
   H5Output& operator=(const H5Output&) = delete;
 
   // Rank 0.  Creates `path` (never overwriting: fails if it exists) with the
   // static root attributes and the empty epoch tables; `ranks`: the job's
   // size (the tables' chunks are about that wide).
-  bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error);
+  virtual bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error) = 0;
   // Rank 0, after the parallel part: opens the finished file to update attributes.
-  bool reopen(const std::string& path);
-  bool is_open() const { return file_ >= 0; }
-  void set_attr(const char* name, const std::string& value);
-  void set_attr(const char* name, std::int64_t value);
-  void set_attr(const char* name, double value);
+  virtual bool reopen(const std::string& path) = 0;
+  virtual bool is_open() const = 0;
+  virtual void set_attr(const char* name, const std::string& value) = 0;
+  virtual void set_attr(const char* name, std::int64_t value) = 0;
+  virtual void set_attr(const char* name, double value) = 0;
   // Appends one epoch: its table row and, per metric, one row of per-location
   // totals (`values[loc * n_metrics + m]`, exclusive); flushes the file.
-  bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations);
+  virtual bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) = 0;
   // The same in parts, for a caller that spreads it over short slices of
   // work: begin (takes the row), the metrics [first, first + count) (part),
   // then end: a flush, the table row and the epoch count, a flush.  Until
   // end() the file still says the previous number of epochs, and its table
   // has as many rows.
-  bool append_epoch_begin(const EpochRow& row, int n_locations);
-  bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count);
-  bool append_epoch_end();
+  virtual bool append_epoch_begin(const EpochRow& row, int n_locations) = 0;
+  virtual bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count) = 0;
+  virtual bool append_epoch_end() = 0;
   // Writes what is set so far to disk (a SIGKILL after it leaves a file
   // that opens, with it).
-  bool flush();
-  std::size_t metric_count() const { return metric_names_.size(); }
-  bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
+  virtual bool flush() = 0;
+  virtual std::size_t metric_count() const = 0;
+  virtual bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
                          const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
-                         const std::vector<CallsiteRow>& callsites);
-  bool write_topology(const Topology& topo);
+                         const std::vector<CallsiteRow>& callsites) = 0;
+  virtual bool write_topology(const Topology& topo) = 0;
   // Per-rank views of the main metrics for ParaView (grid_views.cpp): one
   // epoch's values[view * n_ranks + rank], appended to /views/epochs
   // [n_epochs, n_views, n_ranks] before append_epoch_end().
-  bool append_views(const std::vector<double>& values, int n_views, int n_ranks);
+  virtual bool append_views(const std::vector<double>& values, int n_views, int n_ranks) = 0;
   // The same for sampled MPI_T performance variables: /epochs/mpi_t_pvars
   // [n_epochs, n_variables, n_ranks], attribute names.
-  bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks);
+  virtual bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks) = 0;
   // At the end (the file reopened): /views/grid [n_epochs, n_views, n_cells]
   // and /views/grid_totals [n_views, n_cells], the views in grid-cell order,
   // and the views' names and the grid as attributes of /views; `epoch_ends`
   // gets the epochs' end times from /epochs/table.
-  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid, std::vector<double>& epoch_ends);
-  void close();
+  virtual bool write_grid_views(const std::vector<std::string>& names, const Grid& grid, std::vector<double>& epoch_ends) = 0;
+  virtual void close() = 0;
 
- private:
-  void close_epoch_datasets();
-  // (Re)opens /epochs/<metric> with a chunk cache two blocks of 16 epochs
-  // `columns` locations wide.
-  void open_metric_tables(int columns);
-  std::int64_t file_ = -1;  // hid_t
-  std::vector<std::string> metric_names_;
-  // /epochs/table and /epochs/<metric>, open while epochs are appended (an
-  // open dataset keeps its chunk cache: an append then touches one chunk).
-  std::int64_t table_ = -1;
-  std::vector<std::int64_t> epoch_sets_;
-  std::int64_t epochs_written_ = 0;
-  EpochRow row_{};                // the epoch being appended (its table row goes last)
-  int locations_ = 0;
-  int cached_columns_ = 0;  // the locations the metric tables' chunk caches hold
-  // Appends values[item * n_ranks + rank] as the current epoch's row of the
-  // dataset `group`/`name` [n_epochs, n_items, n_ranks] (created, with the
-  // names attribute, at the first row; kept open in `cache`).
-  bool append_per_rank(std::int64_t& cache, const char* group, const char* name, const std::vector<double>& values,
-                       const std::vector<std::string>& names, int n_items, int n_ranks);
-  std::int64_t views_ = -1;  // /views/epochs, open while epochs are appended
-  std::int64_t pvars_ = -1;  // /epochs/mpi_t_pvars, likewise
-  // The chunk sizes of the datasets written since the last flush (a
-  // dataset written twice counts twice: only slack): those chunks may take
-  // their space during the flush, after HDF5 has written the end of the
-  // file into the superblock, so the flush makes the file that much longer
-  // first (h5_flush.cpp, flush_kill_safe).
-  std::uint64_t dirty_bytes_ = 0;
-  std::vector<std::pair<std::int64_t, std::uint64_t>> chunk_bytes_;  // per open dataset (asked once)
-  void written(std::int64_t d);
-  bool flush_file();
 };
 
-// Collective over `comm`: opens the closed file `path` with MPI-IO and writes
-// /profile/<metric> as float64 [n_callpaths, n_locations] for every metric.
-// This rank owns the location columns `columns`; `fill(metric, block)` fills
-// block[callpath * columns.size() + k].  Returns false (same on all ranks) on
-// failure, with `error` set on rank 0.
-// The ParaView sidecar <name>.xdmf of a complete file (grid_views.cpp): a
+// The ParaView sidecar <name>.xdmf of a complete file (xdmf.cpp): a
 // temporal collection, one step per epoch at its end time, each view's epoch
 // values and run totals on the grid's cells.
 bool write_xdmf(const std::string& h5_path, const std::vector<std::string>& views, const Grid& grid,
                 const std::vector<double>& epoch_ends, std::string& error);
 
-// /profile/<metric>, all ranks: each gives its `columns` (ascending; every
-// column belongs to one rank) of each metric through `fill` (a block [call
-// path][column]).  Where all metrics' matrices together are at most
-// kGatherBytes, rank 0 gathers them (one MPI_Gatherv) and writes them
-// alone; larger profiles go through parallel HDF5 (collective, each rank
-// its columns, the compression spread over the ranks), whose ~20 collective
-// operations per metric cost seconds where ranks outnumber cores.
+// /profile/<metric>, all ranks (profile.cpp): each gives its `columns`
+// (ascending; every column belongs to one rank) of each metric through
+// `fill` (a block [call path][column]).  Where all metrics' matrices
+// together are at most kGatherBytes, rank 0 gathers them (one MPI_Gatherv)
+// and writes them alone, and no other rank loads HDF5; larger profiles go
+// through parallel HDF5 (collective, each rank its columns, the compression
+// spread over the ranks), whose ~20 collective operations per metric cost
+// seconds where ranks outnumber cores.  Returns false (same on all ranks)
+// on failure, with `error` set on rank 0.
 constexpr double kGatherBytes = 64.0 * 1024 * 1024;
 bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
                    const std::function<void(int, std::vector<double>&)>& fill, std::string& error,
                    bool force_parallel = false);
+
+// A new, unopened result file (module.cpp): loads libonlinews_io.so, and
+// with it HDF5, at the first call; nullptr with `error` set if it cannot.
+std::unique_ptr<H5Output> new_h5output(std::string& error);
+// Loads the module now, if not yet (the same as new_h5output's first call).
+bool load_module(std::string& error);
+// A function of the libhdf5 this process uses (the module's once loaded,
+// else the application's, else nullptr): progress points inside HDF5's own
+// MPI calls know it by its text range.  `hook` runs once the module is
+// loaded (on the thread that loads it).
+const void* hdf5_function();
+void on_module_loaded(void (*hook)());
 
 }  // namespace onlinews::io

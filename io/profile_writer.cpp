@@ -1,10 +1,9 @@
-// /profile/<metric>, gathered to rank 0 or through parallel HDF5.
+// /profile/<metric> in the module: rank 0 writing the gathered matrices, or
+// all ranks through parallel HDF5 (profile.cpp decides and gathers).
 #include <hdf5.h>
 
-#include <algorithm>
-#include <fstream>
-
-#include "h5output.hpp"
+#include "h5_file.hpp"
+#include "h5_helpers.hpp"
 
 namespace onlinews::io {
 namespace {
@@ -37,97 +36,40 @@ hid_t create_metric(hid_t g, hid_t fs, const MetricDef& metric, hsize_t ncp, hsi
   return d;
 }
 
-// Rank 0 writes what every rank sent it, serially (write_profile sends only
-// profiles of at most kGatherBytes: one MPI_Gatherv).
-bool write_gathered(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
-                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
-                    const std::function<void(int, std::vector<double>&)>& fill, std::string& error) {
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
-  const auto ncp = static_cast<std::size_t>(n_callpaths), nloc = static_cast<std::size_t>(n_locations);
-  const std::size_t nm = metrics.size(), k = columns.size();
-  // Every rank's columns, at rank 0.
-  const int kk = static_cast<int>(k);
-  std::vector<int> ks(rank == 0 ? static_cast<std::size_t>(size) : 0), displs, all_columns;
-  PMPI_Gather(&kk, 1, MPI_INT, ks.data(), 1, MPI_INT, 0, comm);
-  std::vector<int> counts, offsets;  // (in doubles: all metrics of a rank's columns)
-  int total = 0, at = 0;
-  for (int r = 0; r < static_cast<int>(ks.size()); ++r) {
-    const int kr = ks[static_cast<std::size_t>(r)];
-    displs.push_back(total);
-    total += kr;
-    counts.push_back(static_cast<int>(nm * ncp) * kr);
-    offsets.push_back(at);
-    at += counts.back();
-  }
-  all_columns.resize(static_cast<std::size_t>(total));
-  PMPI_Gatherv(columns.data(), kk, MPI_INT, all_columns.data(), ks.data(), displs.data(), MPI_INT, 0, comm);
-  // This rank's part: each metric [call path][its columns].
-  std::vector<double> mine(nm * ncp * k), block(ncp * k), all(static_cast<std::size_t>(at));
-  for (std::size_t m = 0; m < nm && k > 0; ++m) {
-    std::fill(block.begin(), block.end(), 0.0);
-    fill(static_cast<int>(m), block);
-    std::copy(block.begin(), block.end(), mine.begin() + static_cast<std::ptrdiff_t>(m * block.size()));
-  }
-  PMPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
-               MPI_DOUBLE, 0, comm);
-  bool ok = true;
-  if (rank == 0) {
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t g = f >= 0 ? H5Gcreate2(f, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
-    ok = g >= 0;
-    std::vector<double> matrix;
-    for (std::size_t m = 0; m < nm && ok; ++m) {
-      matrix.assign(ncp * nloc, 0.0);
-      for (int r = 0; r < size; ++r) {
-        const auto kr = static_cast<std::size_t>(ks[static_cast<std::size_t>(r)]);
-        const double* part = all.data() + offsets[static_cast<std::size_t>(r)] + m * ncp * kr;
-        const int* cols = all_columns.data() + displs[static_cast<std::size_t>(r)];
-        for (std::size_t c = 0; c < kr; ++c) {
-          const auto col = static_cast<std::size_t>(cols[c]);
-          if (col >= nloc) continue;
-          for (std::size_t cp = 0; cp < ncp; ++cp) matrix[cp * nloc + col] = part[cp * kr + c];
-        }
-      }
-      hsize_t dims[2] = {ncp, nloc};
-      hid_t fs = H5Screate_simple(2, dims, nullptr);
-      hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, ok);
-      if (d < 0) ok = false;
-      if (d >= 0 && ncp > 0 && nloc > 0) {
-        ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, matrix.data()) >= 0 && ok;
-      }
-      if (d >= 0) H5Dclose(d);
-      H5Sclose(fs);
-    }
-    if (g >= 0) H5Gclose(g);
-    if (f >= 0) ok = H5Fclose(f) >= 0 && ok;
-    if (!ok) error = "writing /profile to '" + path + "' failed";
-  }
-  int all_ok = ok ? 1 : 0;
-  PMPI_Bcast(&all_ok, 1, MPI_INT, 0, comm);
-  return all_ok != 0;
-}
-
 }  // namespace
 
-bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
-                   std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
-                   const std::function<void(int, std::vector<double>&)>& fill, std::string& error,
-                   bool force_parallel) {
-  H5E_auto2_t old_fn = nullptr;
-  void* old_data = nullptr;
-  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  // The whole profile fits the gather budget (the same decision on every
-  // rank: the shape is everyone's): gathered, as DESIGN.md §8 allows.
-  if (!force_parallel && static_cast<double>(metrics.size()) * static_cast<double>(n_callpaths) *
-                                 static_cast<double>(n_locations) * 8.0 <=
-                             kGatherBytes) {
-    const bool ok = write_gathered(path, comm, metrics, n_callpaths, n_locations, columns, fill, error);
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-    return ok;
+bool write_matrices(const std::string& path, const std::vector<MetricDef>& metrics, std::int64_t n_callpaths,
+                    std::int64_t n_locations, const std::function<void(int, std::vector<double>&)>& matrix,
+                    std::string& error) {
+  QuietH5 quiet;
+  const auto ncp = static_cast<hsize_t>(n_callpaths), nloc = static_cast<hsize_t>(n_locations);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t g = f >= 0 ? H5Gcreate2(f, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  bool ok = g >= 0;
+  std::vector<double> values;
+  for (std::size_t m = 0; m < metrics.size() && ok; ++m) {
+    values.assign(ncp * nloc, 0.0);
+    matrix(static_cast<int>(m), values);
+    hsize_t dims[2] = {ncp, nloc};
+    hid_t fs = H5Screate_simple(2, dims, nullptr);
+    hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, ok);
+    if (d < 0) ok = false;
+    if (d >= 0 && ncp > 0 && nloc > 0) {
+      ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0 && ok;
+    }
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(fs);
   }
+  if (g >= 0) H5Gclose(g);
+  if (f >= 0) ok = H5Fclose(f) >= 0 && ok;
+  if (!ok) error = "writing /profile to '" + path + "' failed";
+  return ok;
+}
+
+bool write_parallel(const std::string& path, MPI_Comm comm, const std::vector<MetricDef>& metrics,
+                    std::int64_t n_callpaths, std::int64_t n_locations, const std::vector<int>& columns,
+                    const std::function<void(int, std::vector<double>&)>& fill, std::string& error) {
+  QuietH5 quiet;
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
 
@@ -139,7 +81,6 @@ bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<Met
   H5Pclose(fapl);
   if (f < 0) {
     error = "cannot reopen '" + path + "' for the parallel profile write";
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return false;
   }
   bool ok = true;
@@ -188,7 +129,6 @@ bool write_profile(const std::string& path, MPI_Comm comm, const std::vector<Met
   ok = H5Fclose(f) >= 0 && ok;
   int mine = ok ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
-  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
   if (all == 0 && rank == 0) error = "writing /profile to '" + path + "' failed";
   return all != 0;
 }

@@ -105,9 +105,11 @@ void open_output(State& s) {
       log_warning("'" + wanted + "' exists and is never overwritten; writing '" + path + "' instead");
     }
     std::string err = path.empty() ? "no free file name next to '" + wanted + "'" : "";
+    bool module_loaded = true;  // (false: libonlinews_io.so, not the path, is the problem)
     if (!path.empty()) {
-      s.h5 = std::make_unique<io::H5Output>();
-      if (s.h5->create(path, metric_defs(), s.size, err)) {
+      s.h5 = io::new_h5output(err);
+      module_loaded = s.h5 != nullptr;
+      if (s.h5 != nullptr && s.h5->create(path, metric_defs(), s.size, err)) {
         ok = 1;
         s.h5->set_attr("tool_version", std::string("0.1.0"));
         s.h5->set_attr("command", s.command);
@@ -134,8 +136,8 @@ void open_output(State& s) {
       }
     }
     if (!ok) {
-      log_warning(err + ": results will not be written to a file (the summary still appears); set "
-                  "ONLINEWS_OUTPUT to a writable path");
+      log_warning(err + ": results will not be written to a file (the summary still appears)" +
+                  (module_loaded ? "; set ONLINEWS_OUTPUT to a writable path" : ""));
     }
     s.output_path = ok ? path : "";
   }

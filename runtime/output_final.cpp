@@ -180,20 +180,20 @@ void finish_output(State& s) {
           }
         },
         err, s.cfg.test_parallel_profile);
-    if (!written) log_warning(err);
+    if (!written && !err.empty()) log_warning(err);
     if (written && s.rank == 0) {
       // Mark the file complete (a killed job leaves complete = 0 and only
       // the epochs it finished).
       {
-        io::H5Output h5;
-        if (h5.reopen(s.output_path)) h5.set_attr("complete", static_cast<std::int64_t>(1));
+        const std::unique_ptr<io::H5Output> h5 = io::new_h5output(err);
+        if (h5 != nullptr && h5->reopen(s.output_path)) h5->set_attr("complete", static_cast<std::int64_t>(1));
       }
       // The views on the process grid, and the ParaView sidecar.
       const io::Grid grid = decide_grid(s);
       std::vector<double> epoch_ends;
       {
-        io::H5Output h5;
-        if (!h5.reopen(s.output_path) || !h5.write_grid_views(view_names(), grid, epoch_ends)) {
+        const std::unique_ptr<io::H5Output> h5 = io::new_h5output(err);
+        if (h5 == nullptr || !h5->reopen(s.output_path) || !h5->write_grid_views(view_names(), grid, epoch_ends)) {
           log_warning("writing /views to '" + s.output_path + "' failed");
         }
       }

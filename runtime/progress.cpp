@@ -1,11 +1,11 @@
 #include "progress.hpp"
 
-#include <hdf5.h>
-
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "cut_protocol.hpp"
+#include "io/h5output.hpp"
 #include "pipeline.hpp"
 #include "regions.hpp"
 #include "state.hpp"
@@ -40,15 +40,25 @@ constexpr double kSliceShare = 0.5;
 constexpr double kMaxGapNs = 2'000'000;  // longest pause between slices while work is pending
 
 double g_ticks_per_ns = 1.0;
-std::uintptr_t g_hdf5_lo = 0, g_hdf5_hi = 0;  // text of libhdf5 (0: unknown)
+// Text of libhdf5 (0: unknown): set at start-up if the application has
+// HDF5, and again when rank 0 loads it with the io module (on whichever
+// thread loads it: relaxed atomics, plain loads on x86).
+std::atomic<std::uintptr_t> g_hdf5_lo{0}, g_hdf5_hi{0};
 bool t_inside_hdf5 = false;                   // MPI thread only
 
 std::uint64_t ticks(double ns) { return static_cast<std::uint64_t>(ns * g_ticks_per_ns); }
 
 void find_hdf5() {
-  const TextRange r = text_range_of(reinterpret_cast<const void*>(&H5open));
-  g_hdf5_lo = r.lo;
-  g_hdf5_hi = r.hi;
+  const void* f = io::hdf5_function();
+  if (f == nullptr) return;
+  const TextRange r = text_range_of(f);
+  g_hdf5_lo.store(r.lo, std::memory_order_relaxed);
+  g_hdf5_hi.store(r.hi, std::memory_order_relaxed);
+}
+
+bool inside_hdf5(std::uintptr_t a) {
+  const std::uintptr_t hi = g_hdf5_hi.load(std::memory_order_relaxed);
+  return hi != 0 && a >= g_hdf5_lo.load(std::memory_order_relaxed) && a < hi;
 }
 
 // The tool's part of a progress point: buffers, cut protocol, `budget` of
@@ -56,7 +66,7 @@ void find_hdf5() {
 // `compute`.  Keeps t_analysis_pending.
 Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budget, bool in_wait, bool compute) {
   const auto a = reinterpret_cast<std::uintptr_t>(caller);
-  t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
+  t_inside_hdf5 = inside_hdf5(a);
   Pipeline::Wait w;
   {
     ToolScope tool;
@@ -133,6 +143,7 @@ void init_progress() {
   const ClockMapper::Pair b = ClockMapper::sample();
   if (b.ns > a.ns && b.raw > a.raw) g_ticks_per_ns = static_cast<double>(b.raw - a.raw) / static_cast<double>(b.ns - a.ns);
   find_hdf5();
+  io::on_module_loaded(&find_hdf5);
   t_progress_gate = raw_now();
 }
 
@@ -166,7 +177,7 @@ void progress_wait_done(const void* caller) {
   State* s = state();
   if (s == nullptr || !s->appending || s->pipeline == nullptr) return;
   const auto a = reinterpret_cast<std::uintptr_t>(caller);
-  t_inside_hdf5 = g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi;
+  t_inside_hdf5 = inside_hdf5(a);
   if (!t_inside_hdf5) {
     ToolScope tool;
     s->pipeline->finish_append();

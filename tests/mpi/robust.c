@@ -14,13 +14,27 @@
  *   segv K     the same, but rank 1 dies of SIGSEGV after K iterations.
  *   plain      the late-sender pair of late_sender_chain.c, once: rank 1
  *              waits 0.3 s for rank 0 (used with bad settings).
+ *   maps       plain, then every rank prints whether libhdf5 is mapped into
+ *              it ("rank R libhdf5 N": N mappings in /proc/self/maps) before
+ *              MPI_Finalize; io_module.py checks that only rank 0 loads it.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onlinews.h"
 #include "scenario.h"
+
+static void print_hdf5_maps(int rank) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int n = 0;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL) n += strstr(line, "libhdf5") != NULL;
+  if (f != NULL) fclose(f);
+  printf("rank %d libhdf5 %d\n", rank, n);
+  fflush(stdout);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -56,6 +70,7 @@ int main(int argc, char** argv) {
       MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (strcmp(mode, "maps") == 0) print_hdf5_maps(rank);
   }
   MPI_Finalize();
   return code;
