@@ -10,6 +10,7 @@ class H5File final : public H5Output {
   H5File() = default;
   ~H5File() override;
   bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error) override;
+  bool publish(std::string& error) override;
   bool reopen(const std::string& path) override;
   bool is_open() const override { return file_ >= 0; }
   void set_attr(const char* name, const std::string& value) override;
@@ -36,6 +37,7 @@ class H5File final : public H5Output {
   // `columns` locations wide.
   void open_metric_tables(int columns);
   std::int64_t file_ = -1;  // hid_t
+  std::string creating_, path_;  // until publish(): the temporary name, and the one it gets
   std::vector<std::string> metric_names_;
   // /epochs/table and /epochs/<metric>, open while epochs are appended (an
   // open dataset keeps its chunk cache: an append then touches one chunk).

@@ -1,10 +1,14 @@
 #include "h5_file.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include "h5_helpers.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -79,7 +83,15 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   // of the 2-rank ring; the file grew 1.2 -> 0.5 MB at 20 epochs).
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   H5Pset_istore_k(fcpl, 8);
-  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl, fapl);
+  // Under a temporary name until publish(): creating ~175 datasets takes
+  // 10-20 ms, and HDF5 writes their metadata only at the first flush, so a
+  // job killed meanwhile (mpi.kill_trials on a loaded machine: 0.4 s after
+  // H5Fcreate) left a 97-byte file under the result's name that no reader
+  // opens.  (The pid keeps concurrent jobs apart.)
+  const std::size_t slash = path.rfind('/');
+  const std::size_t at = slash == std::string::npos ? 0 : slash + 1;
+  std::string tmp = path.substr(0, at) + "." + path.substr(at) + ".creating." + std::to_string(getpid());
+  hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
   H5Pclose(fcpl);
   H5Pclose(fapl);
   if (f < 0) {
@@ -87,6 +99,8 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
     return false;
   }
   file_ = f;
+  creating_ = std::move(tmp);
+  path_ = path;
   string_attr(f, "format", "onlinews");
   number_attr<std::int64_t>(f, "format_version", H5T_NATIVE_INT64, 1);
   hid_t g = H5Gcreate2(f, "epochs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -128,7 +142,27 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   }
   H5Pclose(dapl);
   H5Gclose(g);
-  flush_file();
+  return true;
+}
+
+bool H5File::publish(std::string& error) {
+  if (file_ < 0 || creating_.empty()) return file_ >= 0;
+  QuietH5 quiet;
+  if (!flush_file()) {
+    error = "cannot write '" + creating_ + "'";
+    return false;
+  }
+  // Never over an existing file: RENAME_NOREPLACE, or where the file
+  // system lacks it, link + unlink (link fails on an existing name too).
+  if (renameat2(AT_FDCWD, creating_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
+    const int why = errno;
+    if ((why != EINVAL && why != ENOSYS) || link(creating_.c_str(), path_.c_str()) != 0) {
+      error = "cannot create '" + path_ + "' (" + std::strerror(why == EINVAL || why == ENOSYS ? errno : why) + ")";
+      return false;
+    }
+    unlink(creating_.c_str());
+  }
+  creating_.clear();
   return true;
 }
 
@@ -358,6 +392,8 @@ void H5File::close() {
     H5Fclose(file_);
     file_ = -1;
   }
+  if (!creating_.empty()) unlink(creating_.c_str());  // (never published)
+  creating_.clear();
 }
 
 }  // namespace onlinews::io

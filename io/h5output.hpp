@@ -80,10 +80,15 @@ class H5Output {
   H5Output(const H5Output&) = delete;
   H5Output& operator=(const H5Output&) = delete;
 
-  // Rank 0.  Creates `path` (never overwriting: fails if it exists) with the
-  // static root attributes and the empty epoch tables; `ranks`: the job's
-  // size (the tables' chunks are about that wide).
+  // Rank 0.  Creates the file for `path` with the static root attributes and
+  // the empty epoch tables, under a temporary name next to it until
+  // publish(); `ranks`: the job's size (the tables' chunks are about that
+  // wide).
   virtual bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error) = 0;
+  // Flushes the created file and gives it its name (never overwriting:
+  // fails if `path` exists).  A job killed before leaves no file under
+  // that name, only the temporary one; after it, a file that opens.
+  virtual bool publish(std::string& error) = 0;
   // Rank 0, after the parallel part: opens the finished file to update attributes.
   virtual bool reopen(const std::string& path) = 0;
   virtual bool is_open() const = 0;

@@ -110,7 +110,6 @@ void open_output(State& s) {
       s.h5 = io::new_h5output(err);
       module_loaded = s.h5 != nullptr;
       if (s.h5 != nullptr && s.h5->create(path, metric_defs(), s.size, err)) {
-        ok = 1;
         s.h5->set_attr("tool_version", std::string("0.1.0"));
         s.h5->set_attr("command", s.command);
         s.h5->set_attr("ranks", static_cast<std::int64_t>(s.size));
@@ -123,17 +122,18 @@ void open_output(State& s) {
         s.h5->set_attr("start_time", s.start_time);
         s.h5->set_attr("epoch_seconds", s.cfg.epoch_seconds);
         s.h5->set_attr("complete", static_cast<std::int64_t>(0));  // 1 once MPI_Finalize wrote everything
-        // A job killed before its first epoch ends still leaves a file
-        // marked incomplete (mpi.kill_trials under ASan: a kill 0.4 s after
-        // the file appeared found no `complete` attribute).
-        s.h5->flush();
+        // The file appears under its name with these attributes: a job
+        // killed before its first epoch ends leaves a file marked
+        // incomplete (mpi.kill_trials under ASan: a kill 0.4 s after the
+        // file appeared found no `complete` attribute), and one killed
+        // before this no file.
+        ok = s.h5->publish(err) ? 1 : 0;
         std::string live_err;
-        if (!s.live.open(path, s.command, s.size, metric_defs(), postpass::wait_state_names(), live_err)) {
+        if (ok && !s.live.open(path, s.command, s.size, metric_defs(), postpass::wait_state_names(), live_err)) {
           log_warning(live_err + " (onlinews-report --follow needs it)");
         }
-      } else {
-        s.h5.reset();
       }
+      if (!ok) s.h5.reset();
     }
     if (!ok) {
       log_warning(err + ": results will not be written to a file (the summary still appears)" +
