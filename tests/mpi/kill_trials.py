@@ -33,26 +33,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_scenario import Checks, fresh_workdir, launch, mpi_env, script_arguments  # noqa: E402
 
 
-def ranks_of(exe):
+def ranks_of(exe, marker):
     """Processes running `exe` (by /proc/<pid>/exe: a command line that only
-    names it, like this script's, does not count)."""
+    names it, like this script's, does not count) whose environment holds
+    `marker` (this trial's ONLINEWS_OUTPUT=...: mpi.fuzz_programs runs the
+    same program, and ctest -j may run it meanwhile)."""
     pids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if os.readlink(d / "exe") == exe:
+                if os.readlink(d / "exe") == exe and marker in (d / "environ").read_bytes().split(b"\0"):
                     pids.append(int(d.name))
             except OSError:
                 pass
     return pids
 
 
-def kill_job(p, exe):
+def kill_job(p, exe, out):
     try:
         os.killpg(p.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    for pid in ranks_of(exe):  # (a rank outside mpiexec's process group)
+    for pid in ranks_of(exe, f"ONLINEWS_OUTPUT={out}".encode()):  # (a rank outside mpiexec's process group)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -77,7 +79,7 @@ def trial(args, work, k, check):
         # Epoch lines (not the header, nor the line that ends a complete run).
         lines = sum(line.startswith('{"epoch":') for line in live.read_text().splitlines(keepends=True)
                     if line.endswith("\n")) if live.exists() else 0
-        kill_job(p, args.exe)
+        kill_job(p, args.exe, out)
     # A killed rank releases its lock on the file only at the very end of its
     # exit, after it has left the process list's command lines: a reader
     # right after the kill may find the lock held for a moment.
