@@ -28,13 +28,13 @@ bool H5File::append_views(const std::vector<double>& values, int n_views, int n_
 }
 
 bool H5File::append_pvars(const std::vector<double>& values, const std::vector<std::string>& names,
-                            int n_ranks) {
+                          int n_ranks) {
   return append_per_rank(pvars_, "epochs", "mpi_t_pvars", values, names, static_cast<int>(names.size()), n_ranks);
 }
 
 bool H5File::append_per_rank(std::int64_t& cache, const char* group, const char* name,
-                               const std::vector<double>& values, const std::vector<std::string>& names,
-                               int n_items, int n_ranks) {
+                             const std::vector<double>& values, const std::vector<std::string>& names,
+                             int n_items, int n_ranks) {
   if (file_ < 0 || n_items <= 0 || n_ranks <= 0) return false;
   QuietH5 quiet;
   const hsize_t nv = static_cast<hsize_t>(n_items), nr = static_cast<hsize_t>(n_ranks);
@@ -62,7 +62,7 @@ bool H5File::append_per_rank(std::int64_t& cache, const char* group, const char*
 }
 
 bool H5File::write_grid_views(const std::vector<std::string>& names, const Grid& grid,
-                                std::vector<double>& epoch_ends) {
+                              std::vector<double>& epoch_ends) {
   if (file_ < 0) return false;
   QuietH5 quiet;
   // The epochs' end times (the XDMF's time steps), from /epochs/table.

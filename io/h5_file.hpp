@@ -18,7 +18,8 @@ class H5File final : public H5Output {
   void set_attr(const char* name, double value) override;
   bool append_epoch(const EpochRow& row, const std::vector<double>& values, int n_locations) override;
   bool append_epoch_begin(const EpochRow& row, int n_locations) override;
-  bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count) override;
+  bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
+                         std::size_t count) override;
   bool append_epoch_end() override;
   bool flush() override;
   std::size_t metric_count() const override { return metric_names_.size(); }
@@ -28,7 +29,8 @@ class H5File final : public H5Output {
   bool write_topology(const Topology& topo) override;
   bool append_views(const std::vector<double>& values, int n_views, int n_ranks) override;
   bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks) override;
-  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid, std::vector<double>& epoch_ends) override;
+  bool write_grid_views(const std::vector<std::string>& names, const Grid& grid,
+                        std::vector<double>& epoch_ends) override;
   void close() override;
 
  private:

@@ -12,6 +12,10 @@ namespace onlinews::io {
 // (h5_flush.cpp).
 bool flush_kill_safe(hid_t file, hsize_t chunk_bytes);
 
+// Creates the file for `path` under a new temporary name next to it
+// (returned in `tmp`), for H5File::publish to rename (h5_flush.cpp).
+hid_t create_unnamed(const std::string& path, hid_t fcpl, hid_t fapl, std::string& tmp);
+
 // Silences HDF5's own error stack printing for the duration of a scope: we
 // report failures ourselves, once.
 struct QuietH5 {

@@ -1,14 +1,11 @@
 #include "h5_file.hpp"
 
-#include <fcntl.h>
 #include <hdf5.h>
 #include <unistd.h>
 
 #include "h5_helpers.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -73,7 +70,7 @@ hid_t epoch_dapl(hsize_t bytes) {
 }  // namespace
 
 bool H5File::create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks,
-                      std::string& error) {
+                    std::string& error) {
   QuietH5 quiet;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
@@ -83,15 +80,8 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   // of the 2-rank ring; the file grew 1.2 -> 0.5 MB at 20 epochs).
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   H5Pset_istore_k(fcpl, 8);
-  // Under a temporary name until publish(): creating ~175 datasets takes
-  // 10-20 ms, and HDF5 writes their metadata only at the first flush, so a
-  // job killed meanwhile (mpi.kill_trials on a loaded machine: 0.4 s after
-  // H5Fcreate) left a 97-byte file under the result's name that no reader
-  // opens.  (The pid keeps concurrent jobs apart.)
-  const std::size_t slash = path.rfind('/');
-  const std::size_t at = slash == std::string::npos ? 0 : slash + 1;
-  std::string tmp = path.substr(0, at) + "." + path.substr(at) + ".creating." + std::to_string(getpid());
-  hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
+  std::string tmp;
+  hid_t f = create_unnamed(path, fcpl, fapl, tmp);
   H5Pclose(fcpl);
   H5Pclose(fapl);
   if (f < 0) {
@@ -142,27 +132,6 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   }
   H5Pclose(dapl);
   H5Gclose(g);
-  return true;
-}
-
-bool H5File::publish(std::string& error) {
-  if (file_ < 0 || creating_.empty()) return file_ >= 0;
-  QuietH5 quiet;
-  if (!flush_file()) {
-    error = "cannot write '" + creating_ + "'";
-    return false;
-  }
-  // Never over an existing file: RENAME_NOREPLACE, or where the file
-  // system lacks it, link + unlink (link fails on an existing name too).
-  if (renameat2(AT_FDCWD, creating_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
-    const int why = errno;
-    if ((why != EINVAL && why != ENOSYS) || link(creating_.c_str(), path_.c_str()) != 0) {
-      error = "cannot create '" + path_ + "' (" + std::strerror(why == EINVAL || why == ENOSYS ? errno : why) + ")";
-      return false;
-    }
-    unlink(creating_.c_str());
-  }
-  creating_.clear();
   return true;
 }
 
@@ -224,7 +193,7 @@ void H5File::open_metric_tables(int columns) {
 }
 
 bool H5File::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
-                                 std::size_t count) {
+                               std::size_t count) {
   if (file_ < 0 || table_ < 0) return false;
   QuietH5 quiet;
   bool ok = true;
@@ -271,8 +240,8 @@ bool H5File::append_epoch_end() {
 }
 
 bool H5File::write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
-                                 const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
-                                 const std::vector<CallsiteRow>& callsites) {
+                               const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
+                               const std::vector<CallsiteRow>& callsites) {
   if (file_ < 0) return false;
   QuietH5 quiet;
   hid_t g = H5Gcreate2(file_, "definitions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

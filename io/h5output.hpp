@@ -84,7 +84,8 @@ class H5Output {
   // the empty epoch tables, under a temporary name next to it until
   // publish(); `ranks`: the job's size (the tables' chunks are about that
   // wide).
-  virtual bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks, std::string& error) = 0;
+  virtual bool create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks,
+                      std::string& error) = 0;
   // Flushes the created file and gives it its name (never overwriting:
   // fails if `path` exists).  A job killed before leaves no file under
   // that name, only the temporary one; after it, a file that opens.
@@ -104,15 +105,16 @@ class H5Output {
   // end() the file still says the previous number of epochs, and its table
   // has as many rows.
   virtual bool append_epoch_begin(const EpochRow& row, int n_locations) = 0;
-  virtual bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first, std::size_t count) = 0;
+  virtual bool append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
+                                 std::size_t count) = 0;
   virtual bool append_epoch_end() = 0;
   // Writes what is set so far to disk (a SIGKILL after it leaves a file
   // that opens, with it).
   virtual bool flush() = 0;
   virtual std::size_t metric_count() const = 0;
   virtual bool write_definitions(const std::vector<RegionRow>& regions, const std::vector<CallpathRow>& callpaths,
-                         const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
-                         const std::vector<CallsiteRow>& callsites) = 0;
+                                 const std::vector<LocationRow>& locations, const std::vector<MetricDef>& metrics,
+                                 const std::vector<CallsiteRow>& callsites) = 0;
   virtual bool write_topology(const Topology& topo) = 0;
   // Per-rank views of the main metrics for ParaView (grid_views.cpp): one
   // epoch's values[view * n_ranks + rank], appended to /views/epochs
@@ -125,9 +127,9 @@ class H5Output {
   // and /views/grid_totals [n_views, n_cells], the views in grid-cell order,
   // and the views' names and the grid as attributes of /views; `epoch_ends`
   // gets the epochs' end times from /epochs/table.
-  virtual bool write_grid_views(const std::vector<std::string>& names, const Grid& grid, std::vector<double>& epoch_ends) = 0;
+  virtual bool write_grid_views(const std::vector<std::string>& names, const Grid& grid,
+                                std::vector<double>& epoch_ends) = 0;
   virtual void close() = 0;
-
 };
 
 // The ParaView sidecar <name>.xdmf of a complete file (xdmf.cpp): a

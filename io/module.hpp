@@ -3,8 +3,9 @@
 // loads it with dlopen on the ranks that write (module.cpp), so that the
 // others never map libhdf5 and its dependency chain (libcurl, gnutls,
 // OpenSSL, krb5, ...: ~6 ms and ~470 page faults per process at exec, and
-// 2-5 MiB of RSS; benchmarks/README.md).  Both sides come from one build:
-// kModuleAbi only catches a module of another install.
+// 2-5 MiB of RSS; benchmarks/README.md).  Both sides come from one build;
+// `build_id` (a hash of this header and h5output.hpp, computed by CMake)
+// catches a module of another build before a call through a stale vtable.
 #pragma once
 #include <mpi.h>
 
@@ -17,10 +18,13 @@
 
 namespace onlinews::io {
 
-constexpr int kModuleAbi = 1;
+#ifndef ONLINEWS_IO_BUILD_ID
+#error "ONLINEWS_IO_BUILD_ID comes from runtime/CMakeLists.txt"
+#endif
+constexpr const char* kModuleBuildId = ONLINEWS_IO_BUILD_ID;
 
 struct ModuleApi {
-  int abi = kModuleAbi;
+  const char* build_id = kModuleBuildId;
   H5Output* (*new_output)() = nullptr;
   // Rank 0 alone: /profile/<metric> [n_callpaths, n_locations] in the closed
   // file `path`; `matrix(m, out)` fills metric m's whole matrix, row-major.

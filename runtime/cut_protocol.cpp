@@ -11,15 +11,6 @@ namespace {
 constexpr int kRequestTag = 30400;
 constexpr std::uint64_t kTerminate = 0xffffffffull;  // broadcast number: no more boundaries
 constexpr double kCollectiveFreeSeconds = 1.0;        // test mode (see wants_cut)
-// A rank asks for a cut once the MPI thread's events not cut yet reach
-// this share of its buffer.  While one window is analyzed the next one
-// fills (an analysis-bound program: the ring), so two drained windows live
-// next to the buffer: at a quarter (DESIGN.md: a half), 2-rank ring with
-// 16 MiB buffers, peak RSS added 58-65 -> 41-44 MiB on rank 1, 72 -> 58-64
-// on rank 0, twice the epochs, and the ring 3.3x -> 3.1x (smaller windows
-// stay in the caches); an eighth saved 7 MiB more but made rank 0 grow
-// 12 % in a run 10x longer (HDF5's index of the epoch tables).
-constexpr std::size_t kCutShare = 4;  // 1 / share
 
 std::uint64_t global_now(const State& s) { return s.clock_sync.to_global(monotonic_ns()); }
 
@@ -91,7 +82,7 @@ bool CutProtocol::wants_cut() const {
   if (p.backlog() > 0) return false;
   const std::size_t open = p.open_events();
   ThreadBuffer* b = s_.buffers.at(0);
-  if (b != nullptr && kCutShare * open >= b->capacity()) return true;
+  if (b != nullptr && static_cast<double>(open) >= kCutFill * static_cast<double>(b->capacity())) return true;
   const double seconds = s_.cfg.epoch_seconds;
   // Test mode: a cut at every opportunity -- at every eligible collective
   // where the program has them (synchronizing cuts), and in code that turns

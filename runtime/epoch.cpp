@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cut_protocol.hpp"
 #include "mpi_transport.hpp"
 #include "regions.hpp"
 #include "shared_guard.hpp"
@@ -90,8 +91,9 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   }
   // Identical inputs on every rank, so every rank computes the same N: often
   // enough for the time target, and often enough that the fullest buffer
-  // cannot pass half full before the next decision (at the fill rate seen
-  // since the last epoch).
+  // cannot pass kCutFill before the next decision (at the fill rate seen
+  // since the last epoch): a synchronizing cut, exact, comes before the
+  // requested one the same fill would ask for.
   if (r.epochs_seen != static_cast<std::uint64_t>(v[6])) {
     r.epochs_seen = static_cast<std::uint64_t>(v[6]);
     r.collectives_since_epoch = 0;
@@ -101,12 +103,12 @@ void on_eligible_collective(int comm_id, std::uint64_t t_enter, std::uint64_t t_
   const double target = decision_spacing(s.cfg.epoch_seconds);
   double every = per_collective > 0 ? target / per_collective : 1e9;
   const double fill_per_collective = v[0] / static_cast<double>(std::max<std::uint64_t>(r.collectives_since_epoch, 1));
-  if (fill_per_collective > 0) every = std::min(every, 0.5 * std::max(0.5 - v[0], 0.0) / fill_per_collective);
+  if (fill_per_collective > 0) every = std::min(every, 0.5 * std::max(kCutFill - v[0], 0.0) / fill_per_collective);
   r.decision_every = static_cast<std::uint64_t>(std::clamp(every, 1.0, 65536.0));
   r.since_decision = 0;
   r.last_decision_ns = now_ns;
   const bool due = std::isfinite(s.cfg.epoch_seconds) && v[1] >= s.cfg.epoch_seconds;
-  const bool full = v[0] >= 0.5;
+  const bool full = v[0] >= kCutFill;
   // Cutting while windows still wait for analysis frees no memory.
   const bool cut = v[3] == 0.0 && (test_mode || ((due || full) && v[5] <= 1.0));
   if (cut) {

@@ -40,9 +40,10 @@ constexpr double kSliceShare = 0.5;
 constexpr double kMaxGapNs = 2'000'000;  // longest pause between slices while work is pending
 
 double g_ticks_per_ns = 1.0;
-// Text of libhdf5 (0: unknown): set at start-up if the application has
-// HDF5, and again when rank 0 loads it with the io module (on whichever
-// thread loads it: relaxed atomics, plain loads on x86).
+// Text of libhdf5 (0: unknown): set at start-up (rank 0 has loaded the io
+// module by then; other ranks see the application's HDF5, if any), and
+// again when another rank loads the module for a parallel /profile (on
+// whichever thread loads it: relaxed atomics, plain loads on x86).
 std::atomic<std::uintptr_t> g_hdf5_lo{0}, g_hdf5_hi{0};
 bool t_inside_hdf5 = false;                   // MPI thread only
 
@@ -88,8 +89,9 @@ Pipeline::Wait step(State& s, const void* caller, std::chrono::nanoseconds budge
 // phases (an 8-rank sweep on 2 cores: ~10 % of a rank's samples in the
 // cut protocol's MPI_Test).  While nothing happens the gap doubles up to
 // kIdleGateMaxNs, never beyond half the time the fullest buffer needs, at
-// the rate it filled since the last poll, to reach half full (where the
-// pipeline drains it).
+// the rate it filled since the last poll, to reach kCutFill (where this
+// rank asks for a cut), or past that half full (where the pipeline drains
+// it).
 double g_idle_ns = kIdleGateNs;
 double g_last_fill = 0;
 std::uint64_t g_last_poll = 0;
@@ -102,7 +104,8 @@ std::uint64_t idle_gate(const State& s, std::uint64_t t1) {
   double gap = g_idle_ns;
   if (fill > g_last_fill && t1 > g_last_poll && g_last_poll != 0) {
     const double per_ns = (fill - g_last_fill) / (static_cast<double>(t1 - g_last_poll) / g_ticks_per_ns);
-    gap = std::min(gap, 0.5 * std::max(0.5 - fill, 0.0) / per_ns);
+    const double next = fill < kCutFill ? kCutFill : 0.5;
+    gap = std::min(gap, 0.5 * std::max(next - fill, 0.0) / per_ns);
   }
   gap = std::max(gap, kIdleGateNs);
   g_idle_ns = std::min(2 * g_idle_ns, kIdleGateMaxNs);

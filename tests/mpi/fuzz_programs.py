@@ -9,7 +9,7 @@ on sub-communicators, bursts, random sleeps), one per seed, on 3-6 ranks
   epochs=0   ONLINEWS_EPOCH_SECONDS=0: a cut at every opportunity (every
              world collective, requested cuts in between);
   buffer     ONLINEWS_BUFFER=256K (--buffer): requested cuts whenever a
-             buffer passes half full (the bursts fill it), none by time.
+             buffer passes a quarter full (the bursts fill it), none by time.
              (At the minimum, 64K, bursts on 6 ranks sharing 2 cores fill
              both buffers before the previous epoch's replay lets the next
              cut through: events are dropped, counted, and those epochs

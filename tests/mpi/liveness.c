@@ -20,7 +20,7 @@
  *               (workers: ranks 1-3): rank 0 waits 3.0 s in that barrier.
  *
  * A cut protocol that blocks (for example a world MPI_Allreduce agreeing on
- * the cut, entered by a worker when its buffer passes half full) would hang
+ * the cut, entered by a worker when its buffer passes a quarter) would hang
  * in `recv`/`subcomm` (R waits for a worker that waits for R; the .expect
  * files' timeout catches it) and would stretch the workers' loop to >= 8 s
  * in `compute`.  The .expect files bound the loop at 6 s: it measures

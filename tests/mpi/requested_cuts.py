@@ -3,7 +3,7 @@
 (no_collectives.c: pipeline, farm, ring; derivations there).  Each program
 runs twice:
 
-  requested  ONLINEWS_BUFFER=64K: the buffers pass half full every ~100
+  requested  ONLINEWS_BUFFER=64K: the buffers pass a quarter full every ~50
              iterations, so the ranks agree on cuts by themselves: at least
              10 requested cuts, no dropped event.  With
              ONLINEWS_TEST_REFERENCE the same run is also analyzed as one
@@ -108,12 +108,22 @@ def expected(mode, r, n, check, label):
         # Ranks 1 and 2 wait for the first item only (1.5 ms) by design; filter
         # and produce run at the same pace, so every overshoot of a produce
         # sleep makes rank 1 wait too (up to 15 ms while a build ran).
+        # Both less what onlinews' regions and MPI calls caused (charged
+        # there): rank 0's set-up after the last synchronization in
+        # MPI_Init (creating the file) delays the first item; on 4 ranks
+        # sharing 2 cores with another test that cost 0.04-0.13 s, and
+        # 0.3-0.5 s next to two busy processes, the same before the HDF5
+        # module (io/module.hpp) as after.
         w12 = v("mpi_latesender", rank=1) + v("mpi_latesender", rank=2)
-        check(w12 < 0.05 * w3, f"{label}: ranks 1 and 2 wait only for the first item and sleep overshoot "
-                               f"({w12:.4f} s, < 5 % of rank 3's waiting)")
+        w12_designed = designed_waiting(r, w12)
+        check(w12_designed < 0.05 * w3, f"{label}: ranks 1 and 2 wait only for the first item and sleep overshoot "
+                                        f"({w12:.4f} s, {w12_designed:.4f} s not caused by onlinews' or MPI's "
+                                        f"regions, < 5 % of rank 3's waiting)")
         d = v("delay_latesender", rank=2, region="slow_stage")
-        check(close(d, v("mpi_latesender", rank=3), 0.05),
-              f"{label}: delay costs on rank 2's slow_stage {d:.4f} s = rank 3's waiting +- 5 %")
+        w3_designed = designed_waiting(r, w3)
+        check(0.95 * min(w3_designed, w3) <= d <= 1.05 * w3,
+              f"{label}: delay costs on rank 2's slow_stage {d:.4f} s = rank 3's waiting {w3:.4f} s "
+              f"({w3_designed:.4f} s not caused by onlinews' or MPI's regions) +- 5 %")
         # The slow stage sets the pace: the path runs through all of it (N x
         # 1 ms by design; the execution's own slow_stage time carries the
         # sleeps' overshoot: 1.71-1.81 s while a build ran, path 99.9-100 %).
