@@ -51,11 +51,14 @@ DELAY_KINDS = ["latesender", "latereceiver", "barrier", "n2n", "12n", "n21"]
 # probe_chain has one message that can read early (rank 0 -> 1) and 3 ranks on
 # 2 cores, two of them spinning in MPI_Probe: while a build ran, its probe ended
 # more than 2 x 400 us after the send in 3 of 3 runs, so it uses 2 ms (2 x 2 ms
-# shifts a wait by 4 ms, within the 10 ms the comparison allows).
+# shifts a wait by 4 ms, within the 10 ms the comparison allows).  probe_lslr
+# likewise (2 ranks, the receiver spinning in MPI_Probe for rank 0's
+# rendezvous Ssend): MPICH in a loaded CI found nothing to correct in 3 of
+# 3 runs at 400 us.
 CASES = [
     ("late_sender_chain", "late_sender_chain", [], 4, "0", "0.5,100,40"),
     ("probe_chain", "probes", ["chain"], 3, "inf", "0.25,-80,2000"),
-    ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-400"),
+    ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-2000"),
     ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-400"),
     ("iterations", "iterations", [], 4, "0", "0.3,200,40"),
 ]
