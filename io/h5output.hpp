@@ -160,9 +160,7 @@ std::unique_ptr<H5Output> new_h5output(std::string& error);
 bool load_module(std::string& error);
 // A function of the libhdf5 this process uses (the module's once loaded,
 // else the application's, else nullptr): progress points inside HDF5's own
-// MPI calls know it by its text range.  `hook` runs once the module is
-// loaded (on the thread that loads it).
+// MPI calls know it by its text range.
 const void* hdf5_function();
-void on_module_loaded(void (*hook)());
 
 }  // namespace onlinews::io

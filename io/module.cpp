@@ -20,7 +20,6 @@ namespace {
 std::once_flag g_once;
 std::atomic<const ModuleApi*> g_api{nullptr};  // (read by hdf5_function without the once flag)
 std::string g_error;
-std::atomic<void (*)()> g_hook{nullptr};
 
 // Where the module may be: next to libonlinews as the process named it
 // (LD_PRELOAD, the linker's path), and next to the file that name resolves
@@ -82,19 +81,9 @@ void load() {
 }  // namespace
 
 const ModuleApi* module(std::string& error) {
-  bool fresh = false;
-  std::call_once(g_once, [&] {
-    load();
-    fresh = true;
-  });
+  std::call_once(g_once, load);
   const ModuleApi* api = g_api.load();
-  if (api == nullptr) {
-    error = g_error;
-    return nullptr;
-  }
-  if (fresh) {
-    if (auto* hook = g_hook.load()) hook();
-  }
+  if (api == nullptr) error = g_error;
   return api;
 }
 
@@ -109,7 +98,5 @@ const void* hdf5_function() {
   if (const ModuleApi* api = g_api.load()) return api->hdf5_function;
   return dlsym(RTLD_DEFAULT, "H5open");
 }
-
-void on_module_loaded(void (*hook)()) { g_hook.store(hook); }
 
 }  // namespace onlinews::io

@@ -146,7 +146,8 @@ void Pipeline::drain(bool all) {
     // the buffer fills up and drops events (counted), the last resort.  A
     // window being cut takes everything (up to two buffers' worth): events
     // left in the buffer would land in the wrong window.
-    const bool events = all || (2 * b->size() >= b->capacity() && p.size() < b->capacity());
+    const bool events = all || (static_cast<double>(b->size()) >= kDrainFill * static_cast<double>(b->capacity()) &&
+                                p.size() < b->capacity());
     const bool samples = sampling && (all || events || sample_fill(i) >= 0.5);
     if (!events && !samples) continue;
     if (!clock_read) {

@@ -29,6 +29,10 @@ namespace onlinews::rt {
 
 struct State;
 
+// The share of a buffer at which the pipeline drains it while no window is
+// being cut (Pipeline::drain); cuts are due earlier (kCutFill).
+constexpr double kDrainFill = 0.5;
+
 namespace cutkind {
 constexpr std::uint8_t kSync = 1;       // inside a world-spanning synchronizing collective
 constexpr std::uint8_t kRequested = 2;  // agreed by the ranks (cut_protocol.hpp)

@@ -1,7 +1,6 @@
 #include "progress.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 
 #include "cut_protocol.hpp"
@@ -40,11 +39,10 @@ constexpr double kSliceShare = 0.5;
 constexpr double kMaxGapNs = 2'000'000;  // longest pause between slices while work is pending
 
 double g_ticks_per_ns = 1.0;
-// Text of libhdf5 (0: unknown): set at start-up (rank 0 has loaded the io
-// module by then; other ranks see the application's HDF5, if any), and
-// again when another rank loads the module for a parallel /profile (on
-// whichever thread loads it: relaxed atomics, plain loads on x86).
-std::atomic<std::uintptr_t> g_hdf5_lo{0}, g_hdf5_hi{0};
+// Text of libhdf5 (0: unknown), set at start-up: only rank 0 appends to
+// the file while the application runs, and it has loaded the io module by
+// then (hooks_init.cpp); other ranks see the application's HDF5, if any.
+std::uintptr_t g_hdf5_lo = 0, g_hdf5_hi = 0;
 bool t_inside_hdf5 = false;                   // MPI thread only
 
 std::uint64_t ticks(double ns) { return static_cast<std::uint64_t>(ns * g_ticks_per_ns); }
@@ -53,14 +51,11 @@ void find_hdf5() {
   const void* f = io::hdf5_function();
   if (f == nullptr) return;
   const TextRange r = text_range_of(f);
-  g_hdf5_lo.store(r.lo, std::memory_order_relaxed);
-  g_hdf5_hi.store(r.hi, std::memory_order_relaxed);
+  g_hdf5_lo = r.lo;
+  g_hdf5_hi = r.hi;
 }
 
-bool inside_hdf5(std::uintptr_t a) {
-  const std::uintptr_t hi = g_hdf5_hi.load(std::memory_order_relaxed);
-  return hi != 0 && a >= g_hdf5_lo.load(std::memory_order_relaxed) && a < hi;
-}
+bool inside_hdf5(std::uintptr_t a) { return g_hdf5_hi != 0 && a >= g_hdf5_lo && a < g_hdf5_hi; }
 
 // The tool's part of a progress point: buffers, cut protocol, `budget` of
 // analysis (0: until it waits for other ranks); local work too if
@@ -104,7 +99,7 @@ std::uint64_t idle_gate(const State& s, std::uint64_t t1) {
   double gap = g_idle_ns;
   if (fill > g_last_fill && t1 > g_last_poll && g_last_poll != 0) {
     const double per_ns = (fill - g_last_fill) / (static_cast<double>(t1 - g_last_poll) / g_ticks_per_ns);
-    const double next = fill < kCutFill ? kCutFill : 0.5;
+    const double next = fill < kCutFill ? kCutFill : kDrainFill;
     gap = std::min(gap, 0.5 * std::max(next - fill, 0.0) / per_ns);
   }
   gap = std::max(gap, kIdleGateNs);
@@ -146,7 +141,6 @@ void init_progress() {
   const ClockMapper::Pair b = ClockMapper::sample();
   if (b.ns > a.ns && b.raw > a.raw) g_ticks_per_ns = static_cast<double>(b.raw - a.raw) / static_cast<double>(b.ns - a.ns);
   find_hdf5();
-  io::on_module_loaded(&find_hdf5);
   t_progress_gate = raw_now();
 }
 

@@ -18,6 +18,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
@@ -111,12 +112,16 @@ def check_render(args, work, failures):
     cmd = [args.xvfb_run, "-a", args.pvpython, str(ROOT / "tools" / "onlinews-render"), str(xdmf),
            "--array", "total_mpi_barrier_wait", "--out", str(png)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    # One more try only when the X server was not there for VTK's window (a
+    # More tries only when the X server was not there for VTK's window (a
     # CI run on a machine loaded twice over aborted once in
-    # vtkXOpenGLRenderWindow::CreateAWindow, before reading any data): the
-    # display is the environment's, the render is what this checks.
-    if p.returncode != 0 and "CreateAWindow" in p.stderr:
-        print(f"  --   onlinews-render: no X window (exit code {p.returncode}); trying once more", flush=True)
+    # vtkXOpenGLRenderWindow::CreateAWindow, before reading any data; next
+    # to two other MPI tests, twice in a row): the display is the
+    # environment's, the render is what this checks.
+    for _ in range(3):
+        if p.returncode == 0 or "CreateAWindow" not in p.stderr:
+            break
+        print(f"  --   onlinews-render: no X window (exit code {p.returncode}); trying again", flush=True)
+        time.sleep(1.0)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     if p.returncode != 0 or not png.exists():
         return failures.append(f"onlinews-render: exit code {p.returncode}\n{p.stderr[-1500:]}")
