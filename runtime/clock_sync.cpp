@@ -97,10 +97,14 @@ void ClockSync::measure(MPI_Comm comm) {
   PMPI_Allreduce(rel.data(), all.data(), static_cast<int>(rel.size()), MPI_DOUBLE, MPI_SUM, comm);
   // offsets[d]: domain d's clock minus rank 0's (parents come before their children).
   std::vector<double> offsets(static_cast<std::size_t>(domains), 0.0);
+  std::vector<double> errors(static_cast<std::size_t>(domains), 0.0);  // bound, see max_offset_error_seconds
   double worst_rtt = 0;
   for (int d = 1; d < domains; ++d) {
-    offsets[static_cast<std::size_t>(d)] = offsets[static_cast<std::size_t>((d - 1) / 2)] + all[static_cast<std::size_t>(d)];
-    worst_rtt = std::max(worst_rtt, all[static_cast<std::size_t>(domains + d)]);
+    const auto parent = static_cast<std::size_t>((d - 1) / 2), self = static_cast<std::size_t>(d);
+    const double rtt = all[static_cast<std::size_t>(domains + d)];
+    offsets[self] = offsets[parent] + all[self];
+    errors[self] = errors[parent] + 0.5 * rtt;
+    worst_rtt = std::max(worst_rtt, rtt);
   }
   double off = offsets[static_cast<std::size_t>(my_domain_)];
   if (skew_.on) off += (rank_ % 2 == 0 ? 1.0 : -1.0) * skew_.error_us * 1e3;
@@ -109,6 +113,7 @@ void ClockSync::measure(MPI_Comm comm) {
   for (int d = 0; d < domains; ++d) max_offset_ = std::max(max_offset_, std::fabs(offsets[static_cast<std::size_t>(d)]));
   max_offset_ *= 1e-9;
   max_rtt_ = worst_rtt * 1e-9;
+  max_error_ = *std::max_element(errors.begin(), errors.end()) * 1e-9;
 }
 
 void ClockSync::sample(MPI_Comm comm) {

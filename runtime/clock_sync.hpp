@@ -54,9 +54,13 @@ class ClockSync {
   // Largest |offset| over the domains at the latest measurement (seconds).
   double max_offset_seconds() const { return max_offset_; }
   // Longest round trip of a tree edge (the shortest of its 5) at the latest
-  // measurement (seconds); a domain's error can add up to half of it per
-  // hop of its path to rank 0 (about log2(domains) hops).
+  // measurement (seconds).
   double max_rtt_seconds() const { return max_rtt_; }
+  // How far the latest measurement's offsets can be off, at most (seconds):
+  // a hop's offset is off by at most half its round trip (all of the
+  // asymmetry on one way), and a domain's error adds up over the hops of its
+  // path to rank 0 (about log2(domains)); the largest over the domains.
+  double max_offset_error_seconds() const { return max_error_; }
   const ClockSkew& skew() const { return skew_; }
 
  private:
@@ -82,7 +86,7 @@ class ClockSync {
   // once the run is that long (before: the first measurement).
   Point ref_, next_ref_, cur_;
   double gain_ = 1, bias_ = 0;  // global = gain * mono + bias in the current window
-  double max_offset_ = 0, max_rtt_ = 0;
+  double max_offset_ = 0, max_rtt_ = 0, max_error_ = 0;
 };
 
 }  // namespace onlinews::rt

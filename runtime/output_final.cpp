@@ -152,6 +152,7 @@ void finish_output(State& s) {
 #undef ONLINEWS_FACT
     s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
     s.h5->set_attr("clock_offset_max_seconds", s.clock_sync.max_offset_seconds());
+    s.h5->set_attr("clock_offset_error_seconds", s.clock_sync.max_offset_error_seconds());
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     s.h5->set_attr("analysis_thread_ranks", static_cast<std::int64_t>(helper_ranks));

@@ -7,7 +7,8 @@ measured offset by +-ERROR us (sign alternating with the rank's parity).
 Expected, per case:
   * the measured offsets are the injected ones: clock_domains == ranks and
     clock_offset_max_seconds == (ranks-1)*(OFFSET + DRIFT*1e-6*wall_seconds)
-    within 1 ms (2.5 ms with --untimed, MPICH; the last measurement is at
+    within 1 ms (2.5 ms with --untimed, MPICH), or within the bound the file
+    gives for the measurement's error if that is more (the last measurement is at
     MPI_Finalize);
   * the +-ERROR us left after the offset correction put some receives or
     probes before their sends (the receiver's clock reads 2*ERROR us early
@@ -15,9 +16,13 @@ Expected, per case:
     send began appears to precede it): clock_violations > 0, and all of them
     corrected;
   * the corrected run's wait states, delay costs and critical path equal the
-    unskewed run's within 5 % (or 10 ms: the two runs are two executions and
-    their sleeps jitter by a few ms when oversubscribed); a wait state or
-    delay cost may differ by more in one epoch only (one_epoch_apart).
+    unskewed run's within 10 % (or 30 ms: the two runs are two executions, and
+    on a loaded machine the sleeps of a chain jitter by tens of ms in all:
+    late_sender_chain's barrier waits came out 1.044 and 1.094 s, iterations'
+    N x N waits 5.75 and 5.56 s, with a busy loop on one core); a wait state
+    or delay cost may differ by more in one epoch only (one_epoch_apart).
+    The smallest injected offset, 0.25 s per rank, moves every wait it
+    touches by 0.25 s or more, and the offsets themselves are checked to 1 ms.
 Without the offset correction the skewed waits would be off by seconds.
 A case whose two runs disagree is run again, up to --attempts pairs (3):
 load only adds time to one of two executions, while a correction error
@@ -45,24 +50,20 @@ DELAY_KINDS = ["latesender", "latereceiver", "barrier", "n2n", "12n", "n21"]
 
 
 # (name, program, arguments, ranks, ONLINEWS_EPOCH_SECONDS, skew OFFSET_s,DRIFT_ppm,ERROR_us)
-# ERROR's sign is chosen so that some receiver reads early against its sender.  The probe
-# cases use 400 us: a probe ends a message latency after its send began, and on
-# a loaded machine that latency can exceed 2 x 40 us (no violation to correct).
-# probe_chain has one message that can read early (rank 0 -> 1) and 3 ranks on
-# 2 cores, two of them spinning in MPI_Probe: while a build ran, its probe ended
-# more than 2 x 400 us after the send in 3 of 3 runs, so it uses 2 ms (2 x 2 ms
-# shifts a wait by 4 ms, within the 10 ms the comparison allows).  probe_lslr
-# likewise (2 ranks, the receiver spinning in MPI_Probe for rank 0's
-# rendezvous Ssend): MPICH in a loaded CI found nothing to correct in 3 of
-# 3 runs at 400 us.  late_sender_chain uses 400 us (Open MPI in a loaded
-# CI found nothing to correct in 3 of 3 runs at 40 us; 400 us moved its
-# waits by < 1 %).
+# ERROR's sign is chosen so that some receiver reads early against its sender.  A
+# receive or probe ends a message latency after its send began, and with 4
+# ranks on 2 cores that latency includes waiting for a core: loaded CIs found
+# nothing to correct in 3 of 3 runs at 40 us (late_sender_chain, Open MPI) and
+# at 400 us (probe_chain while a build ran; probe_lslr, MPICH), so the cases
+# with a few messages use 2 ms (2 x 2 ms shifts a wait by 4 ms, well within
+# what the comparison allows).  iterations has 60 and more: 400 us found 26
+# violations with a busy loop at higher priority on one of the 2 cores.
 CASES = [
-    ("late_sender_chain", "late_sender_chain", [], 4, "0", "0.5,100,400"),
+    ("late_sender_chain", "late_sender_chain", [], 4, "0", "0.5,100,2000"),
     ("probe_chain", "probes", ["chain"], 3, "inf", "0.25,-80,2000"),
     ("probe_lslr", "probes", ["lslr"], 2, "inf", "1.0,50,-2000"),
-    ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-400"),
-    ("iterations", "iterations", [], 4, "0", "0.3,200,40"),
+    ("probe_polling", "probes", ["polling"], 2, "inf", "0.5,100,-2000"),
+    ("iterations", "iterations", [], 4, "0", "0.3,200,400"),
 ]
 
 
@@ -107,25 +108,17 @@ def main():
     ap.add_argument("--bindir", required=True, help="directory holding the scenario programs")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--mpiexec", default="mpirun")
-    # (Two executions of iterations under a concurrent build: Late Broadcast
-    # 0.71-0.76 s, 2.7-3.7 % apart in three pairs; an uncorrected offset
-    # would move it by seconds.)
-    ap.add_argument("--rel", type=float, default=0.05)
-    ap.add_argument("--abs", type=float, default=0.010)
+    # (Two executions on a loaded machine: see the module text.  Against
+    # MPICH, whose ranks poll busily for 2 cores, too: probe_chain's barrier
+    # 0.205-0.229 s over six runs, iterations' Late Broadcast 0.71-0.79 s.)
+    ap.add_argument("--rel", type=float, default=0.10)
+    ap.add_argument("--abs", type=float, default=0.030)
     ap.add_argument("--attempts", type=int, default=3, help="pairs of runs per case before it fails")
     ap.add_argument("--untimed", action="store_true",
-                    help="MPICH: two executions' sleep-timed waits differ by more (see below)")
+                    help="MPICH: offsets checked to 2.5 ms instead of 1 (see below)")
     args = ap.parse_args()
-    if args.untimed:
-        # Against MPICH, whose ranks poll busily for 2 cores, two executions
-        # of the same program differ by 10-20 ms in a wait (probe_chain's
-        # barrier: 0.205-0.229 s over six runs, skewed or not); an
-        # uncorrected offset would move waits by 0.25-1.5 s.  iterations'
-        # Late Broadcast came out 0.71-0.79 s in six runs; the offsets are
-        # measured with more error there too (1.1 ms once: its ping-pongs
-        # wait for a core).
-        args.abs = max(args.abs, 0.03)
-        args.rel = max(args.rel, 0.1)
+    # MPICH's offsets are measured with more error (1.1 ms once: its
+    # ping-pongs wait for a core while the other ranks poll).
     offset_tol = 2.5e-3 if args.untimed else 1e-3
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
@@ -133,12 +126,6 @@ def main():
 
     def case(name, prog, argv, np_, epochs, skew):
         failures = []
-        if args.untimed:
-            # (MPICH's message latency under polling exceeds 2 x 40 us: with
-            # 40 us no receive reads early, and there is nothing to correct.)
-            offset, drift, err = skew.split(",")
-            if abs(float(err)) < 400:
-                skew = f"{offset},{drift},{400 if float(err) > 0 else -400}"
         exe = str((Path(args.bindir) / prog).resolve())
         plain = run(args, work, name, exe, argv, np_, epochs, None)
         skewed = run(args, work, name, exe, argv, np_, epochs, skew)
@@ -149,7 +136,14 @@ def main():
         print(f"  {name}: {dom} clock domains, largest offset {off:.6f} s (injected {injected:.6f}); "
               f"{found} violations, {fixed} corrected; unskewed run: {int(plain.attrs['clock_domains'])} domain, "
               f"{int(plain.attrs['clock_violations'])} violations")
-        if dom != np_ or abs(off - abs(injected)) > offset_tol:
+        # A ping-pong measures an offset to within half its round trip: the
+        # file's bound (clock_offset_error_seconds) says how much that was.
+        # With 4 ranks on 2 cores and a busy loop on one of them, every one
+        # of a hop's 5 round trips took 4 ms in 3 of 20 cases (1.98 ms off, bound 1.99).
+        bound = float(skewed.attrs["clock_offset_error_seconds"])
+        tol = max(offset_tol, bound + 1e-4)
+        print(f"  {name}: offsets measured to within {bound * 1e3:.3f} ms (checked to {tol * 1e3:.3f} ms)")
+        if dom != np_ or abs(off - abs(injected)) > tol:
             failures.append(f"{name}: offsets")
         if found == 0 or fixed != found:
             failures.append(f"{name}: violations {found}, corrected {fixed}")
