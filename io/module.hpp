@@ -24,6 +24,8 @@ namespace onlinews::io {
 constexpr const char* kModuleBuildId = ONLINEWS_IO_BUILD_ID;
 
 struct ModuleApi {
+  // First, and stays first: it is read before the rest of the layout is
+  // trusted (module.cpp; onlinews-config --check reads only this).
   const char* build_id = kModuleBuildId;
   H5Output* (*new_output)() = nullptr;
   // Rank 0 alone: /profile/<metric> [n_callpaths, n_locations] in the closed

@@ -2,7 +2,8 @@
 //   onlinews-config              list every ONLINEWS_* variable
 //   onlinews-config --markdown   the README's table
 //   onlinews-config --check      validate the current environment as the
-//                                library would at MPI_Init (exit 1 on problems)
+//                                library would at MPI_Init, and load the HDF5
+//                                output module (exit 1 on problems)
 //   onlinews-config --version
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "config.hpp"
 #include "inline_analysis/analysis.hpp"
 #include "include/onlinews.h"
+#include "module_check.hpp"
 
 using namespace onlinews::rt;
 
@@ -42,7 +44,10 @@ int main(int argc, char** argv) {
     }
     for (const auto& w : warnings) std::printf("onlinews: warning: %s\n", w.c_str());
     if (warnings.empty()) std::puts("onlinews: configuration OK");
-    return warnings.empty() ? 0 : 1;
+    std::string module;
+    const bool loads = onlinews::tools::check_module(module);
+    std::printf("onlinews: %s%s\n", loads ? "" : "warning: ", module.c_str());
+    return warnings.empty() && loads ? 0 : 1;
   }
   if (!arg.empty()) {
     usage();

@@ -72,4 +72,8 @@ grep -q "Wait at Barrier" "$work/report.txt" || { echo "onlinews-report: no Wait
 # (Into a file first: grep -q would end the pipe early, and pipefail fail it.)
 "$work/prefix/bin/onlinews-report" --help-config > "$work/config.md"
 grep -q ONLINEWS_BUFFER "$work/config.md" || { echo "onlinews-report --help-config"; exit 1; }
+# 5. The installed onlinews-config --check finds the installed module.
+"$work/prefix/bin/onlinews-config" --check > "$work/check.txt" || { echo "onlinews-config --check"; cat "$work/check.txt"; exit 1; }
+grep -q "HDF5 output module OK: $work/prefix/lib/libonlinews_io.so" "$work/check.txt" ||
+  { echo "onlinews-config --check did not check the installed module"; cat "$work/check.txt"; exit 1; }
 echo PASS
