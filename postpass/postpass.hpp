@@ -106,6 +106,7 @@ struct SummaryInput {
   std::uint64_t samples_placed = 0, samples_outside = 0, samples_lost = 0;
   int clock_domains = 1;                  // hosts (or skewed test ranks) with their own clock
   double clock_offset_max_seconds = 0;    // largest offset measured at the last measurement
+  double clock_offset_error_seconds = 0;  // how far that measurement's offsets can be off
   int skipped_epochs = 0;
   std::uint64_t sync_cuts = 0, requested_cuts = 0;  // epochs ended by each kind of cut
   // Summed over ranks and epochs (inline_analysis/run_facts.def).

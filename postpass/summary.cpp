@@ -245,9 +245,9 @@ void print_summary(const SummaryInput& in, const std::vector<double>& incl, std:
         static_cast<unsigned long long>(in.unreceived_probes));
   }
   if (in.clock_domains > 1 || in.clock_violations > 0) {
-    say(os, "onlinews: clocks: %d domains, offsets up to %.6f s corrected; %llu receives/probes before their "
-        "send found, %llu corrected\n",
-        in.clock_domains, in.clock_offset_max_seconds,
+    say(os, "onlinews: clocks: %d domains, offsets up to %.6f s (measured to within %.3f ms) corrected; %llu "
+        "receives/probes before their send found, %llu corrected\n",
+        in.clock_domains, in.clock_offset_max_seconds, 1e3 * in.clock_offset_error_seconds,
         static_cast<unsigned long long>(in.clock_violations),
         static_cast<unsigned long long>(in.clock_violations_corrected));
   }

@@ -218,6 +218,7 @@ void finish_output(State& s) {
     in.unmatched_receives = s.totals.unmatched;
     in.clock_domains = s.clock_sync.domains();
     in.clock_offset_max_seconds = s.clock_sync.max_offset_seconds();
+    in.clock_offset_error_seconds = s.clock_sync.max_offset_error_seconds();
     in.untracked_calls = all_untracked;
     in.other_thread_calls = all_other_thread;
     in.mixed_communicators = mixed_comms;
