@@ -25,28 +25,33 @@ std::string real(const std::string& path) {
 }
 
 // Where the library and its module are: the build tree's library directory
-// for the tool in the build tree, else <prefix>/lib for <prefix>/bin/.
+// for the tool in the build tree, else the install's library directory,
+// relative to the one the tool is in ("" if /proc cannot tell).
 std::string library_directory() {
   char exe[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return ONLINEWS_BUILD_LIBDIR;
+  if (n <= 0) return "";
   exe[n] = '\0';
   const std::string dir = directory_of(exe);
   if (dir == real(ONLINEWS_BUILD_TOOLDIR)) return ONLINEWS_BUILD_LIBDIR;
-  return real(dir + "/../lib");
+  return real(dir + "/" ONLINEWS_BIN_TO_LIB);
 }
 
 }  // namespace
 
 bool check_module(std::string& report) {
   const std::string dir = library_directory();
+  if (dir.empty()) {
+    report = "cannot tell where onlinews-config runs from (/proc/self/exe), so not where the library is";
+    return false;
+  }
   const std::string library = dir + "/libonlinews.so", module = dir + "/libonlinews_io.so";
   if (access(library.c_str(), R_OK) != 0) {
     report = "no libonlinews.so in " + dir + " (is onlinews installed there?)";
     return false;
   }
-  // As the runtime does.  RTLD_NODELETE, and no dlclose: H5get_libversion
-  // starts HDF5, which registers an atexit handler inside libhdf5.
+  // As the runtime does.  No dlclose: H5get_libversion starts HDF5, which
+  // registers an atexit handler inside libhdf5, so libhdf5 must stay mapped.
   void* h = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (h == nullptr) {
     const char* why = dlerror();

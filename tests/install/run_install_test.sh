@@ -5,7 +5,7 @@
 # usage: run_install_test.sh BUILD_DIR SOURCE_DIR MPIEXEC PYTHON
 set -euo pipefail
 build=$1 src=$2 mpiexec=$3 python=$4
-work=$(mktemp -d)
+work=$(cd "$(mktemp -d)" && pwd -P)  # (onlinews-config --check prints resolved paths)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ONLINEWS_VERBOSE=0
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
@@ -73,7 +73,9 @@ grep -q "Wait at Barrier" "$work/report.txt" || { echo "onlinews-report: no Wait
 "$work/prefix/bin/onlinews-report" --help-config > "$work/config.md"
 grep -q ONLINEWS_BUFFER "$work/config.md" || { echo "onlinews-report --help-config"; exit 1; }
 # 5. The installed onlinews-config --check finds the installed module.
-"$work/prefix/bin/onlinews-config" --check > "$work/check.txt" || { echo "onlinews-config --check"; cat "$work/check.txt"; exit 1; }
+#    (Without this script's ONLINEWS_* variables: they are checked too.)
+(unset $(env | grep -o '^ONLINEWS_[A-Za-z0-9_]*'); "$work/prefix/bin/onlinews-config" --check) > "$work/check.txt" ||
+  { echo "onlinews-config --check"; cat "$work/check.txt"; exit 1; }
 grep -q "HDF5 output module OK: $work/prefix/lib/libonlinews_io.so" "$work/check.txt" ||
   { echo "onlinews-config --check did not check the installed module"; cat "$work/check.txt"; exit 1; }
 echo PASS

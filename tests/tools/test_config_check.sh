@@ -1,15 +1,16 @@
 #!/bin/bash
 # onlinews-config --check: the configuration, and whether the HDF5 output
 # module next to the library loads (tools/module_check.cpp).
-# usage: test_config_check.sh ONLINEWS_CONFIG LIBONLINEWS
+# usage: test_config_check.sh ONLINEWS_CONFIG LIBONLINEWS CC WORKDIR
 set -uo pipefail
-tool=$1 lib=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+tool=$1 lib=$2 cc=$3
+rm -rf "$4" && mkdir -p "$4" && work=$(cd "$4" && pwd -P)  # (the tool prints resolved paths)
+# Only the variables a case sets: any other ONLINEWS_* would be checked too.
+unset $(env | grep -o '^ONLINEWS_[A-Za-z0-9_]*' || true)
 fail=0
 expect() {  # what, wanted exit code, wanted text, command...
   local what=$1 code=$2 text=$3; shift 3
-  out=$(env -u ONLINEWS_BUFFER "$@" 2>&1); rc=$?
+  out=$("$@" 2>&1); rc=$?
   if [ "$rc" -ne "$code" ] || ! grep -q -- "$text" <<<"$out"; then
     echo "FAIL: $what: exit $rc (want $code), output lacks '$text':"; echo "$out" | sed 's/^/    /'; fail=1
   else
@@ -28,7 +29,7 @@ expect "no module" 1 "the HDF5 output module cannot be loaded: runs would write 
   "$work/p/bin/onlinews-config" --check
 # Something else under the module's name: a library without the entry.
 echo 'int not_the_module(void) { return 1; }' > "$work/other.c"
-cc -shared -fPIC "$work/other.c" -o "$work/p/lib/libonlinews_io.so"
+"$cc" -shared -fPIC "$work/other.c" -o "$work/p/lib/libonlinews_io.so"
 expect "not the module" 1 "is not onlinews' module" "$work/p/bin/onlinews-config" --check
-[ "$fail" -eq 0 ] && echo PASS
+[ "$fail" -eq 0 ] && { echo PASS; rm -rf "$work"; }
 exit "$fail"
