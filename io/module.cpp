@@ -3,16 +3,14 @@
 // build tree and an install put both in one directory), by its full path:
 // neither LD_LIBRARY_PATH nor the application's RUNPATH needs to name it.
 #include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "module.hpp"
+#include "module_open.hpp"
 
 namespace onlinews::io {
 namespace {
@@ -28,19 +26,11 @@ std::string g_error;
 // relative LD_PRELOAD.
 std::vector<std::string> g_candidates;
 
-std::string directory_of(const std::string& file) {
-  const std::size_t slash = file.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
-}
-
 __attribute__((constructor)) void remember_candidates() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(&remember_candidates), &info) == 0 || info.dli_fname == nullptr) return;
-  char resolved[PATH_MAX];
-  const std::string target = realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
-  for (const std::string& dir : {directory_of(info.dli_fname), directory_of(target)}) {
-    const std::string path = (realpath(dir.c_str(), resolved) != nullptr ? std::string(resolved) : dir) +
-                             "/libonlinews_io.so";
+  for (const std::string& dir : {directory_of(info.dli_fname), directory_of(resolved(info.dli_fname))}) {
+    const std::string path = resolved(dir) + "/libonlinews_io.so";
     if (std::find(g_candidates.begin(), g_candidates.end(), path) == g_candidates.end()) g_candidates.push_back(path);
   }
 }
@@ -50,32 +40,21 @@ void load() {
     g_error = "cannot locate libonlinews (dladdr) to find libonlinews_io.so";
     return;
   }
-  void* h = nullptr;
-  std::string path;
   for (const std::string& candidate : g_candidates) {
-    // RTLD_NODELETE: objects it made live until exit.  RTLD_LOCAL: its
-    // symbols (and HDF5's) do not join the application's namespace.
-    h = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    path = candidate;
-    if (h != nullptr) break;
-    const char* why = dlerror();
-    if (!g_error.empty()) g_error += "; ";
-    g_error += "cannot load '" + candidate + "': " + (why != nullptr ? why : "unknown error");
+    void* handle = nullptr;
+    std::string why;
+    const auto* api = static_cast<const ModuleApi*>(open_module(candidate, kModuleBuildId, handle, why));
+    if (api != nullptr) {
+      g_error.clear();
+      g_api.store(api);
+      return;
+    }
+    if (handle != nullptr) {  // (loaded, but not this build's module)
+      g_error = why;
+      return;
+    }
+    g_error += (g_error.empty() ? "" : "; ") + why;
   }
-  if (h == nullptr) return;
-  using Entry = const ModuleApi* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(h, "onlinews_io_module"));
-  const ModuleApi* api = entry != nullptr ? entry() : nullptr;
-  if (api == nullptr) {
-    g_error = "'" + path + "' has no onlinews_io_module entry: not onlinews' module";
-    return;
-  }
-  if (api->build_id == nullptr || std::strcmp(api->build_id, kModuleBuildId) != 0) {
-    g_error = "'" + path + "' belongs to another onlinews build (reinstall both libraries)";
-    return;
-  }
-  g_error.clear();
-  g_api.store(api);
 }
 
 }  // namespace

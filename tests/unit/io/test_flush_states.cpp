@@ -7,7 +7,6 @@
 // the flush's slack, never below that end).  mpi.kill_trials kills real
 // jobs at random moments, inside flushes too; this covers the flush
 // boundaries one by one.  The module is loaded as the runtime loads it.
-#include <dlfcn.h>
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "io/module.hpp"
+#include "io/module_open.hpp"
 
 namespace {
 
@@ -30,14 +30,14 @@ using onlinews::io::H5Output;
 using onlinews::io::ModuleApi;
 
 const ModuleApi& module_api() {
+  static std::string why;
   static const ModuleApi* api = [] {
-    void* h = dlopen(ONLINEWS_IO_MODULE, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (h == nullptr) return static_cast<const ModuleApi*>(nullptr);
-    auto entry = reinterpret_cast<const ModuleApi* (*)()>(dlsym(h, "onlinews_io_module"));
-    return entry != nullptr ? entry() : nullptr;
+    void* handle = nullptr;
+    return static_cast<const ModuleApi*>(
+        onlinews::io::open_module(ONLINEWS_IO_MODULE, onlinews::io::kModuleBuildId, handle, why));
   }();
+  INFO(why);
   REQUIRE(api != nullptr);
-  REQUIRE(std::strcmp(api->build_id, onlinews::io::kModuleBuildId) == 0);
   return *api;
 }
 
