@@ -321,6 +321,7 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     }
     ReplyRecord r = reply_to(s, ls_wait);
     std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
+    if ((s.flags & sendflag::kSynchronous) != 0 && r.post_enter > s.enter) r.flags |= sendflag::kPostedLate;
     to->push_back(r);
   }
   // A probe whose message is received in a later window: only a wait in it
@@ -382,12 +383,12 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
         if ((r.flags & sendflag::kSynchronous) != 0) {
           // Linked to its completion in this window, or held for a later
           // one; a send that returned before this window is not analyzed
-          // (counted, unless the receive waited itself: then it was no
-          // Late Receiver).
+          // (counted, unless the receive was posted before the send began:
+          // then it was no Late Receiver).
           const auto ref = earlier_refs.find({src, r.seq, r.epoch});
           if (ref != earlier_refs.end()) {
             link(ref->second, r);
-          } else if (r.ls_wait <= 0 && !held(src, r)) {
+          } else if ((r.flags & sendflag::kPostedLate) != 0 && !held(src, r)) {
             ++facts.crossing_sync_sends;
           }
         }
@@ -409,9 +410,11 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
       if (r.earlier != 0) continue;
       if (is_traced(r.ls_wait)) {
         if (const std::size_t* ev = send_events.find(src, r.seq)) sync_in.late_sends.push_back({{src, r.seq}, *ev});
-      } else if ((r.flags & sendflag::kSynchronous) != 0 && r.ls_wait <= 0) {
-        held(src, r);  // (a send of this window that is not open completed in it)
       }
+      // (Also after a Late Sender: a probe that waited for the message, a
+      // receive posted late after it.  A send of this window that is not
+      // open completed in it.)
+      if ((r.flags & sendflag::kPostedLate) != 0) held(src, r);
     }
   }
   // Sends without a reply: their receive lies in a later window (or never

@@ -22,6 +22,11 @@ constexpr std::uint8_t kBlocking = 2;     // MPI_Send/MPI_Ssend (not Sendrecv/Bs
 // Its order among the sends on its envelope is unknown (another thread's
 // send on it overlapped in time, MPI_THREAD_MULTIPLE): matched, not analyzed.
 constexpr std::uint8_t kAmbiguous = 4;
+// (Replies only.)  The receive was posted after the synchronizing send
+// began, so the send may have waited for it (Late Receiver), whatever the
+// receiver waited itself: a probe can wait for the message (Late Sender)
+// and the receive still come late.
+constexpr std::uint8_t kPostedLate = 8;
 }  // namespace sendflag
 
 // Sender -> receiver (forward exchange): one per point-to-point send.
