@@ -126,6 +126,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (m != 0) incs_.push_back(sym_of(m));
     segment_end_ = end;
     segment_location_ = ctx.last_location();
+    window_begin_ = ctx.window_begin();
   }
 
   void waiting_p2p(SyncPoint&, SyncContext&, ByteWriter&) override {}  // (all of it is the value)
@@ -151,6 +152,12 @@ class CriticalPath final : public Pattern, public SyncHandler {
       run_ = incs_.size();
       return;
     }
+    // A wait that ended before the window's start (a requested cut inside
+    // a collective's completion: its last member entered before the cut):
+    // the path goes to the cause at the start, and the earlier window's
+    // path ends there, so the completion's part before the cut is the
+    // cause's instead of this rank's.  Counted, as above.
+    if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
     out = held(ctx);
     hand_over(sp, ctx.window_begin());
   }
@@ -261,7 +268,12 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
   // The segment [t0, t1] the current run's candidates hold, booked once
   // they are known.
+  // A call that spans a requested cut lies whole in the later window, but
+  // its part before the cut is the earlier window's, whose path ran to the
+  // cut: only the completion of the collective that ended a synchronized
+  // window before (a segment with its call path) is booked before the start.
   void add_segment(std::int64_t t0, std::int64_t t1, std::uint32_t callpath = kNoCallpath) {
+    if (callpath == kNoCallpath) t0 = std::max(t0, window_begin_);
     if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size(), segment_location_, callpath});
   }
   // Whether this rank may hold candidates (increments since the last
@@ -379,6 +391,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
   std::int64_t segment_end_ = 0;
+  std::int64_t window_begin_ = 0;  // (begin_walk)
   int segment_location_ = 0;
   std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
   std::vector<Piece> pieces_;      // ... booked per call path

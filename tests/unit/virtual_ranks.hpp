@@ -162,13 +162,17 @@ class VRank {
   // a synchronizing cut (right after a collective spanning all ranks), or a
   // requested one at time `t` (the same on every rank; place it between
   // calls, as the runtime's split does).
+  // (A synchronizing boundary lies 1 ns past the last event, the cut
+  // collective's Leave, as the runtime maps it.)
   void cut() {
     cuts.push_back(events.size());
     cut_times.push_back(0);
+    cut_at_ns.push_back(events.empty() ? 0 : events.back().time + 1);
   }
   void requested_cut(double t) {
     cuts.push_back(events.size());
     cut_times.push_back(t);
+    cut_at_ns.push_back(ns(t));
   }
   // A requested cut at time `t` in an already built stream, where the
   // runtime's split puts it: before the first event whose call group ends
@@ -187,6 +191,7 @@ class VRank {
     while (k < cuts.size() && cuts[k] <= i) ++k;
     cuts.insert(cuts.begin() + static_cast<std::ptrdiff_t>(k), i);
     cut_times.insert(cut_times.begin() + static_cast<std::ptrdiff_t>(k), t);
+    cut_at_ns.insert(cut_at_ns.begin() + static_cast<std::ptrdiff_t>(k), ns(t));
   }
 
   // The events of another thread (location l >= 1), starting in the root
@@ -218,6 +223,7 @@ class VRank {
   std::vector<std::vector<Event>> threads;  // locations 1, 2, ...
   std::vector<std::size_t> cuts;
   std::vector<double> cut_times;  // 0: synchronizing
+  std::vector<std::uint64_t> cut_at_ns;  // each boundary's time (WindowBounds)
   std::uint64_t dropped = 0;  // events "lost" in the first window
 
  private:
@@ -268,8 +274,10 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
     std::size_t begin = 0;
     auto ends = vr.cuts;
     auto times = vr.cut_times;
+    auto at_ns = vr.cut_at_ns;
     ends.push_back(vr.events.size());
     times.push_back(0);
+    at_ns.push_back(0);
     analysis::WindowBounds b;
     for (std::size_t k = 0; k < ends.size(); ++k) {
       std::vector<analysis::LocationWindow> w(1 + vr.threads.size());
@@ -291,7 +299,7 @@ inline std::vector<RankResult> replay(std::vector<VRank>& ranks, std::vector<std
       w[0].dropped = begin == 0 ? vr.dropped : 0;
       b.ends_synchronized = times[k] == 0;
       b.last = last;
-      b.end = static_cast<std::int64_t>(ns(times[k]));
+      b.end = static_cast<std::int64_t>(at_ns[k]);
       out[static_cast<std::size_t>(r)].facts.push_back(co_await a->run_epoch(w, t, b));
       b.starts_synchronized = b.ends_synchronized;
       b.begin = b.end;

@@ -161,6 +161,11 @@ TEST_CASE("requested cuts at every event: Late Receiver as in one epoch, or coun
       ++cases[2];
     }
   }
-  WARN(cases[0] << " / " << cases[1] << " / " << cases[2] << " cases, " << counted[0] << " / " << counted[1] << " / "
-                << counted[2] << " with crossing sync sends counted");
+  // (135 / 270 / 648 cases; 22 / 44 / 181 of them counted something: a
+  // send whose call returned before the cut, its receive completed after
+  // it, or a receive posted before a cut for a wait after it.)
+  CHECK(cases[0] > 100);
+  CHECK(cases[2] > 500);
+  CHECK(counted[0] < cases[0] / 4);
 }
+
