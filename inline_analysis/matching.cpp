@@ -321,6 +321,8 @@ Task<> Analyzer::Impl::exchange_replies(const LocationWindow& w, Transport& t) {
     }
     ReplyRecord r = reply_to(s, ls_wait);
     std::tie(r.post_enter, r.post_leave) = posting_times(cr, st);
+    // (Against the send's start: a Wait entered later may still not have
+    // waited, so what is held or counted by this is an upper estimate.)
     if ((s.flags & sendflag::kSynchronous) != 0 && r.post_enter > s.enter) r.flags |= sendflag::kPostedLate;
     to->push_back(r);
   }

@@ -148,18 +148,19 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // receiver's; it may hold the sender's own waits there: counted.)
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
       if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
-      add_segment(std::max(wait_end, ctx.window_begin()), segment_end_);
+      add_segment(wait_end, segment_end_);
       run_ = incs_.size();
       return;
     }
-    // A wait that ended before the window's start (a requested cut inside
-    // a collective's completion: its last member entered before the cut):
-    // the path goes to the cause at the start, and the earlier window's
-    // path ends there, so the completion's part before the cut is the
-    // cause's instead of this rank's.  Counted, as above.
+    // Any other wait that ended before the window's start (e.g. a requested
+    // cut inside a collective's completion, its last member entered before
+    // the cut): the path goes to the cause at the start and the earlier
+    // window's path ends there, so the time from the wait's end to the cut
+    // is the cause's instead of this rank's.  Counted, as above (every rank
+    // holding its own candidate counts its own: an upper estimate).
     if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
     out = held(ctx);
-    hand_over(sp, ctx.window_begin());
+    hand_over(sp);
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
@@ -252,9 +253,9 @@ class CriticalPath final : public Pattern, public SyncHandler {
 
   // The path leaves this rank where its wait at `sp` ended (a call that
   // began before the window may have ended waiting before it too: the
-  // window before booked that part).
-  void hand_over(const SyncPoint& sp, std::int64_t window_begin) {
-    add_segment(std::max(window_begin, sp.enter + static_cast<std::int64_t>(sp.wait * 1e9)), segment_end_);
+  // window before booked that part, add_segment).
+  void hand_over(const SyncPoint& sp) {
+    add_segment(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), segment_end_);
     run_ = incs_.size();
   }
   // Paths arriving at `at` continue on this rank: whatever held it from
@@ -268,10 +269,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
   // The segment [t0, t1] the current run's candidates hold, booked once
   // they are known.
-  // A call that spans a requested cut lies whole in the later window, but
-  // its part before the cut is the earlier window's, whose path ran to the
-  // cut: only the completion of the collective that ended a synchronized
-  // window before (a segment with its call path) is booked before the start.
+  // A call that spans a requested cut keeps its Enter in the earlier
+  // window, whose path books it up to the cut; the later window sees the
+  // call's enter before its start and books only from there.  Only the
+  // completion of the collective that ended a synchronized window before
+  // (a segment with its call path) is booked before the start.
   void add_segment(std::int64_t t0, std::int64_t t1, std::uint32_t callpath = kNoCallpath) {
     if (callpath == kNoCallpath) t0 = std::max(t0, window_begin_);
     if (t1 > t0) segments_.push_back({t0, t1, run_, incs_.size(), segment_location_, callpath});
@@ -391,7 +393,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   std::vector<Sym> incs_;
   std::size_t run_ = 0;
   std::int64_t segment_end_ = 0;
-  std::int64_t window_begin_ = 0;  // (begin_walk)
+  std::int64_t window_begin_ = 0;  // nothing before it is booked (add_segment)
   int segment_location_ = 0;
   std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
   std::vector<Piece> pieces_;      // ... booked per call path

@@ -101,25 +101,25 @@ bool check_cuts(const std::vector<RankResult>& one, const std::vector<double>& c
     for (double t : cuts) ranks[r].requested_cut_at(t + offsets[r]);
   }
   const auto many = replay(ranks);
-  std::uint64_t crossing = 0;
-  for (const auto& x : many) {
-    for (const auto& f : x.facts) crossing += f.crossing_sync_sends;
-  }
+  std::uint64_t any = 0;
   for (int r = 0; r < 3; ++r) {
+    // (A lost Late Receiver is counted on its sender.)
+    std::uint64_t crossing = 0;
+    for (const auto& f : many[r].facts) crossing += f.crossing_sync_sends;
+    any += crossing;
     INFO("cuts at " << cuts[0] << (cuts.size() > 1 ? " and " + std::to_string(cuts[1]) : std::string()) << ", rank "
                     << r << " shifted " << offsets[r] << " s, crossing " << crossing);
     CHECK(many[r].get(Metric::mpi_latesender) == Approx(one[r].get(Metric::mpi_latesender)).margin(1e-6));
     const double lr = many[r].get(Metric::mpi_latereceiver), lr_one = one[r].get(Metric::mpi_latereceiver);
     const double n = many[r].get(Metric::mpi_clr_count), n_one = one[r].get(Metric::mpi_clr_count);
-    if (crossing == 0) {
-      CHECK(lr == Approx(lr_one).margin(1e-6));
-      CHECK(n == n_one);
-    } else {
-      CHECK(lr <= lr_one + 1e-6);
-      CHECK(n >= n_one - static_cast<double>(crossing));
-    }
+    // Never more than one epoch finds; fewer only by what was counted, and
+    // as many Late Receivers are as long as one epoch's.
+    CHECK(n <= n_one);
+    CHECK(n_one - n <= static_cast<double>(crossing));
+    CHECK(lr <= lr_one + 1e-6);
+    if (n == n_one) CHECK(lr == Approx(lr_one).margin(1e-6));
   }
-  return crossing > 0;
+  return any > 0;
 }
 
 }  // namespace
@@ -161,11 +161,14 @@ TEST_CASE("requested cuts at every event: Late Receiver as in one epoch, or coun
       ++cases[2];
     }
   }
-  // (135 / 270 / 648 cases; 22 / 44 / 181 of them counted something: a
+  // 135 / 270 / 648 cases; 22 / 44 / 181 of them counted something (a
   // send whose call returned before the cut, its receive completed after
-  // it, or a receive posted before a cut for a wait after it.)
+  // it; a receive posted before a cut for a wait after it).  Holding a
+  // reply instead of counting it keeps these low.
   CHECK(cases[0] > 100);
   CHECK(cases[2] > 500);
-  CHECK(counted[0] < cases[0] / 4);
+  CHECK(counted[0] <= 22);
+  CHECK(counted[1] <= 44);
+  CHECK(counted[2] <= 181);
 }
 
