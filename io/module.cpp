@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <mutex>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "module_open.hpp"
 
 namespace onlinews::io {
+// open_module reads the build id before it trusts the rest of the layout.
+static_assert(offsetof(ModuleApi, build_id) == 0, "ModuleApi's build_id stays first");
 namespace {
 
 std::once_flag g_once;

@@ -136,6 +136,14 @@ class CriticalPath final : public Pattern, public SyncHandler {
     // on the path the rank holds: the path has one position per rank.)
     if (!holding() || tail_only_ || (ctx.concurrent() && ctx.location() != segment_location_)) return;
     const std::int64_t wait_end = sp.enter + static_cast<std::int64_t>(sp.wait * 1e9);
+    // A wait that ended before the window's start (a send of the earlier
+    // window, below; a requested cut inside a collective's completion, its
+    // last member entered before the cut): the path goes to the cause at
+    // the start and the earlier window's path ends there, so the time from
+    // the wait's end to the cut is the cause's instead of this rank's.
+    // Counted (every rank holding its own candidate counts its own: an
+    // upper estimate).
+    if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
     if (sp.kind == SyncKind::LsRecvEarlier || (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin())) {
       // A wait for a send of the earlier window: the path leaves here where
       // the wait ended (before this window's start) for the sender, so at
@@ -147,18 +155,10 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // (The sender's path from its send to the cut stands for the
       // receiver's; it may hold the sender's own waits there: counted.)
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
-      if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
       add_segment(wait_end, segment_end_);
       run_ = incs_.size();
       return;
     }
-    // Any other wait that ended before the window's start (e.g. a requested
-    // cut inside a collective's completion, its last member entered before
-    // the cut): the path goes to the cause at the start and the earlier
-    // window's path ends there, so the time from the wait's end to the cut
-    // is the cause's instead of this rank's.  Counted, as above (every rank
-    // holding its own candidate counts its own: an upper estimate).
-    if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
     out = held(ctx);
     hand_over(sp);
   }
