@@ -9,7 +9,7 @@ benchmarks (ONLINEWS_BUILD_BENCHMARKS=ON, the default):
   callcost       the real library's cost per intercepted call (MPI_Iprobe,
                  2 events), with minus without, 2 ranks (default settings:
                  the first pass over the buffer, its page faults included);
-  bench_replay   the analysis per event and rank (2 virtual ranks, no MPI):
+  bench_replay   the analysis per event and rank (2 and 4 virtual ranks, no MPI):
                  all analyses, and the wait states only (the forward part;
                  the backward replay is the difference);
   ring analysis  the same measured in a real run: the 2-rank ring with
@@ -137,6 +137,10 @@ def main():
     if "BM_ReplayEpoch/20000" in rep and "BM_ReplayEpochWaitStatesOnly/20000" in rep:
         bwd = rep["BM_ReplayEpoch/20000"] - rep["BM_ReplayEpochWaitStatesOnly/20000"]
         rows.append(("  and backward (delay costs, critical path)", f"{bwd:.0f} ns/event and rank", "", True))
+    if "BM_ReplayWavefront/2048" in rep and "BM_ReplayWavefrontWaitStatesOnly/2048" in rep:
+        wf, wfs = rep["BM_ReplayWavefront/2048"], rep["BM_ReplayWavefrontWaitStatesOnly/2048"]
+        rows.append(("analysis, all, a wavefront of 4 ranks (a traced wait per 4 events)",
+                     f"{wf:.0f} ns/event and rank (forward {wfs:.0f}, backward {wf - wfs:.0f})", "<= 40 ns", wf <= 40))
 
     print("== ring analysis", flush=True)
     ra = ring_analysis(build, args.mpiexec, 200000 if args.quick else 2000000)

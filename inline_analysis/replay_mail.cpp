@@ -132,14 +132,14 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
   bound_since_retry_ = true;
 }
 
-bool ReplayMail::try_send(std::size_t k) {
+std::size_t ReplayMail::try_send(std::size_t k) {
   const int peer = (*points_)[k].peer;
   scratch_.resize(lanes_.size());
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
     scratch_[s] = syms_->reduce_node(k, s);
     for (const Term& t : scratch_[s].terms) {
       // Only what the receiver will send us can be left open for it.
-      if ((*points_)[t.node].peer != peer || !causes_p2p((*points_)[t.node].kind)) return false;
+      if ((*points_)[t.node].peer != peer || !causes_p2p((*points_)[t.node].kind)) return t.node;
     }
   }
   ByteWriter& b = value_;
@@ -153,11 +153,12 @@ bool ReplayMail::try_send(std::size_t k) {
     }
   }
   queue(k, kValue, b);
-  return true;
+  return kSent;
 }
 
 void ReplayMail::send_value(std::size_t k) {
-  if (!try_send(k)) held_.push_back(k);
+  const std::size_t blocker = try_send(k);
+  if (blocker != kSent) held_.push_back({k, blocker});
 }
 
 void ReplayMail::retry(bool force) {
@@ -165,7 +166,19 @@ void ReplayMail::retry(bool force) {
   bound_since_retry_ = false;
   std::size_t w = 0;
   for (std::size_t i = 0; i < held_.size(); ++i) {
-    if (!try_send(held_[i])) held_[w++] = held_[i];
+    Held& h = held_[i];
+    // A value stays held while the node that held it back is unknown: its
+    // term stays in the value (known values only add to a coefficient,
+    // they never take one away), so trying again would reduce the whole
+    // value for nothing.  (In a wavefront, every rank holds the values of
+    // its waits until the values from downstream arrive; reduced again
+    // at every arrival they were a third of the backward replay.)
+    if (!syms_->known(h.blocker)) {
+      held_[w++] = h;
+      continue;
+    }
+    h.blocker = try_send(h.point);
+    if (h.blocker != kSent) held_[w++] = h;
   }
   held_.resize(w);
 }

@@ -98,7 +98,10 @@ class ReplayMail {
   void take_arrived();  // ingests every parcel that has arrived (never waits)
   void ingest(Parcel p);
   void bind(std::size_t node, const std::byte* payload, std::size_t len);
-  bool try_send(std::size_t k);
+  // Sends waiting point `k`'s value if it can be expressed for the
+  // receiver (kSent); else names a node that keeps it from that.
+  static constexpr std::size_t kSent = static_cast<std::size_t>(-1);
+  std::size_t try_send(std::size_t k);
   void retry(bool force);
 
   std::vector<SyncPoint>* points_ = nullptr;
@@ -128,7 +131,10 @@ class ReplayMail {
   std::vector<Arrived> arrived_;
   std::vector<std::byte> arena_;
   ByteWriter value_;              // scratch of try_send
-  std::vector<std::size_t> held_;                                   // waiting points whose value waits
+  struct Held {
+    std::size_t point, blocker;  // a waiting point whose value waits, and a node it waits for
+  };
+  std::vector<Held> held_;
   std::map<int, ByteWriter> out_;                                    // records per peer, not posted yet
   std::map<int, std::uint64_t> posted_, received_;                  // parcels per peer
   std::vector<Sym> scratch_;

@@ -5,6 +5,15 @@
 
 namespace onlinews::analysis {
 
+void TermList::grow(std::size_t need) {
+  const std::size_t cap = std::max<std::size_t>(need, 2 * static_cast<std::size_t>(capacity()));
+  Term* block = new Term[cap];
+  std::copy(begin(), end(), block);
+  delete[] heap_;
+  heap_ = block;
+  cap_ = static_cast<std::uint32_t>(cap);
+}
+
 void SymTable::reset(std::size_t nodes, std::size_t slots) {
   slots_ = slots;
   forms_.assign(nodes * slots, Sym{});
