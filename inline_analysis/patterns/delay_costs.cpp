@@ -40,6 +40,7 @@
 // walk), direct = the rest; propagating = the largest part of a wait that
 // caused a later one, terminal = the rest.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -303,12 +304,21 @@ class DelayCosts final : public Pattern, public SyncHandler {
         back[sp.peer].push_back({sp.seq, static_cast<std::uint32_t>(waiting_kind(sp.kind)), sp.epoch, 0, sp.indirect});
       }
     }
-    std::map<std::tuple<int, int, std::uint32_t, std::uint32_t>, double> indirect;
+    // (Sorted once and searched: a tree node per wait was 2-3 % of a
+    // wavefront's analysis, bench_replay.)
+    using ShareKey = std::tuple<int, int, std::uint32_t, std::uint32_t>;
+    std::vector<std::pair<ShareKey, double>> indirect;
     std::map<int, std::vector<CarriedCost>> arrived;
     for (auto& [peer, lists] : co_await exchange_record_pairs(ctx.transport(), back, to_causes)) {
-      for (const Share& x : lists.first) indirect[{peer, static_cast<int>(x.kind), x.seq, x.epoch}] = x.indirect;
+      for (const Share& x : lists.first) indirect.push_back({{peer, static_cast<int>(x.kind), x.seq, x.epoch}, x.indirect});
       if (!lists.second.empty()) arrived[peer] = std::move(lists.second);
     }
+    std::stable_sort(indirect.begin(), indirect.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto indirect_of = [&indirect](const ShareKey& k) {  // (of equal keys the last, as a map assigned in order)
+      auto it = std::upper_bound(indirect.begin(), indirect.end(), k,
+                                 [](const ShareKey& key, const auto& e) { return key < e.first; });
+      return it != indirect.begin() && std::prev(it)->first == k ? std::prev(it)->second : 0.0;
+    };
     double unattributed = 0;
     for (double v : ctx.value(lost_, slot)) unattributed += v;
     lost_ = Sym{};
@@ -363,8 +373,7 @@ class DelayCosts final : public Pattern, public SyncHandler {
     kept_.clear();
     for (SyncPoint& sp : ctx.points()) {
       if (!waits_p2p(sp) || !is_message_wait(sp.kind)) continue;
-      auto it = indirect.find({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch});
-      sp.indirect = std::min(it == indirect.end() ? 0.0 : it->second, sp.wait);
+      sp.indirect = std::min(indirect_of({sp.peer, static_cast<int>(sp.kind), sp.seq, sp.epoch}), sp.wait);
       const bool ls = sp.kind != SyncKind::LrSend;
       const int l = ctx.location_of(sp);
       ctx.add_at(ls ? Metric::mpi_wait_indirect_ls : Metric::mpi_wait_indirect_lr, l, sp.callpath, sp.indirect);
