@@ -139,7 +139,7 @@ def main():
         rows.append(("  and backward (delay costs, critical path)", f"{bwd:.0f} ns/event and rank", "", True))
     if "BM_ReplayWavefront/2048" in rep and "BM_ReplayWavefrontWaitStatesOnly/2048" in rep:
         wf, wfs = rep["BM_ReplayWavefront/2048"], rep["BM_ReplayWavefrontWaitStatesOnly/2048"]
-        rows.append(("analysis, all, a wavefront of 4 ranks (a traced wait per 4 events)",
+        rows.append(("analysis, all, a wavefront of 4 ranks (a traced wait per 9 events)",
                      f"{wf:.0f} ns/event and rank (forward {wfs:.0f}, backward {wf - wfs:.0f})", "<= 40 ns", wf <= 40))
 
     print("== ring analysis", flush=True)

@@ -168,11 +168,13 @@ void ReplayMail::retry(bool force) {
   for (std::size_t i = 0; i < held_.size(); ++i) {
     Held& h = held_[i];
     // A value stays held while the node that held it back is unknown: its
-    // term stays in the value (known values only add to a coefficient,
-    // they never take one away), so trying again would reduce the whole
-    // value for nothing.  (In a wavefront, every rank holds the values of
-    // its waits until the values from downstream arrive; reduced again
-    // at every arrival they were a third of the backward replay.)
+    // term stays in the value (coefficients are positive, sym.hpp: known
+    // values only add to one, they never cancel it), so trying again would
+    // reduce the whole value for nothing.  (In a wavefront, every rank
+    // holds the values of its waits until the values from downstream
+    // arrive; reduced again at every arrival they were a fifth of the
+    // backward replay.)  The node is a cause point of this walk, counted in
+    // unknown_ until its value arrives: settle() waits for it.
     if (!syms_->known(h.blocker)) {
       held_[w++] = h;
       continue;

@@ -34,6 +34,9 @@ namespace onlinews::analysis {
 // (the long-term costs a wait passes on, by the kind they finally cause).
 constexpr int kMaxLanes = kDelayKinds;
 
+// Coefficients are positive (delay costs scale by a wait's share of its
+// interval, critical-path masks add with 1): a symbol, once in a value,
+// stays there until its node is known (ReplayMail::retry relies on it).
 struct Term {
   std::uint32_t node;
   double coef;
@@ -41,7 +44,7 @@ struct Term {
 
 // A Sym's terms: most values have none or one or two (a wait's cause, the
 // value of one later wait), and a heap vector each made the allocator a
-// sixth of the backward replay of a wavefront (bench_replay).  The first
+// sixth of a wavefront's analysis (bench_replay).  The first
 // kInline live in the object; more move to the heap, whose block is kept
 // when the list shrinks or is assigned again.
 class TermList {
@@ -58,6 +61,7 @@ class TermList {
     if (this != &o) {
       if (o.heap_ == nullptr && heap_ != nullptr) {
         assign(o.begin(), o.size_);  // (keeps this heap block)
+        o.size_ = 0;
       } else {
         release();
         take(o);
@@ -76,12 +80,13 @@ class TermList {
   Term& operator[](std::size_t i) { return begin()[i]; }
   const Term& operator[](std::size_t i) const { return begin()[i]; }
   void clear() { size_ = 0; }
-  void push_back(const Term& t) {
+  void push_back(Term t) {  // (by value: `t` may be one of this list's terms)
     if (size_ == capacity()) grow(size_ + 1);
     begin()[size_++] = t;
   }
   // Removes [first, last) (iterators of this list).
   void erase(Term* first, Term* last) {
+    if (first == last) return;
     std::copy(last, end(), first);
     size_ -= static_cast<std::uint32_t>(last - first);
   }

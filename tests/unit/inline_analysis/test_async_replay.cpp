@@ -397,3 +397,75 @@ TEST_CASE("scan pairs on two communicators stay apart", "[async]") {
     CHECK(res[1].get(Metric::critical_path) == Approx(0.2).margin(1e-6));
   }
 }
+
+namespace {
+
+// A wavefront of four ranks, six blocks, one window: rank r > 0 receives
+// each block from r - 1, works 1 s on it and sends it on (each call 0.01
+// s, a message arrives 0.01 s after its send began); rank 0 works 2 s per
+// block.  So every receive waits (Late Sender): rank 1 2.0 s for the first
+// block (rank 0 sends at 2.0), then 0.99 s per block (rank 0 sends every
+// 2.01 s, rank 1 is free 1.02 s after a block arrives); rank 2 3.01 s,
+// then 0.99; rank 3 4.02 s, then 1.0 (it sends nothing).  The waits of
+// ranks 2 and 3 propagate rank 1's: their long-term costs travel back up
+// the pipeline, and every rank holds the values of its waits until those
+// from downstream have arrived (ReplayMail's held values).  Rank 0's extra
+// work explains all of the waiting.
+std::vector<VRank> wavefront() {
+  auto r = make_ranks(4);
+  std::vector<double> free_at(4, 0.0), sent(4, 0.0);
+  for (int b = 0; b < 6; ++b) {
+    for (int k = 0; k < 4; ++k) {
+      double t = free_at[static_cast<std::size_t>(k)];
+      if (k > 0) {
+        const double arrive = sent[static_cast<std::size_t>(k) - 1] + 0.01;
+        r[static_cast<std::size_t>(k)].recv(t, arrive, k - 1, b);
+        t = arrive;
+      }
+      const double work = k == 0 ? 2.0 : 1.0;
+      r[static_cast<std::size_t>(k)].region(t, t + work, kWork);
+      t += work;
+      if (k < 3) {
+        r[static_cast<std::size_t>(k)].send(t, t + 0.01, k + 1, b);
+        sent[static_cast<std::size_t>(k)] = t;
+        t += 0.01;
+      }
+      free_at[static_cast<std::size_t>(k)] = t;
+    }
+  }
+  double end = 0;
+  for (double f : free_at) end = std::max(end, f);
+  for (auto& v : r) v.leave(end);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a wavefront's held values: the results do not depend on the order values arrive in", "[async]") {
+  auto base_ranks = wavefront();
+  const auto base = replay(base_ranks);
+  CHECK(base[1].get(Metric::mpi_latesender) == Approx(2.0 + 5 * 0.99));
+  CHECK(base[2].get(Metric::mpi_latesender) == Approx(3.01 + 5 * 0.99));
+  CHECK(base[3].get(Metric::mpi_latesender) == Approx(4.02 + 5 * 1.0));
+  // Rank 0's extra work is the cause, directly (rank 1) and through the
+  // waits that propagate (ranks 2 and 3).
+  CHECK(base[0].get(Metric::delay_latesender) > 0.0);
+  CHECK(base[0].get(Metric::delay_latesender_longterm) > 0.0);
+  double waits = 0, costs = 0;
+  for (const auto& x : base) {
+    waits += x.get(Metric::mpi_latesender);
+    costs += x.get(Metric::delay_latesender) + x.get(Metric::delay_latesender_longterm);
+  }
+  CHECK(costs == Approx(waits));
+  const auto expected = everything(base);
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    auto ranks = wavefront();
+    const auto res = replay(ranks, {"all"}, {seed, true});
+    const auto got = everything(res);
+    REQUIRE(got.size() == expected.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] == Approx(expected[i]).margin(1e-12) ? 0 : 1;
+    CHECK(differ == 0);
+  }
+}

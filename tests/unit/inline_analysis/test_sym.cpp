@@ -35,7 +35,7 @@ TEST_CASE("TermList keeps the terms a vector keeps, inline and on the heap") {
     std::vector<std::vector<Term>> ref(4);
     for (int step = 0; step < 20000; ++step) {
       const std::size_t i = rng() % 4, j = rng() % 4;
-      switch (rng() % 7) {
+      switch (rng() % 8) {
         case 0:
         case 1: {  // (often: lists grow past the inline terms)
           const Term t{static_cast<std::uint32_t>(rng() % 100), static_cast<double>(rng() % 9)};
@@ -74,6 +74,13 @@ TEST_CASE("TermList keeps the terms a vector keeps, inline and on the heap") {
           if (rng() % 8 == 0) {
             lists[i].clear();
             ref[i].clear();
+          }
+          break;
+        case 7:  // one of its own terms (which growing moves)
+          if (!ref[i].empty()) {
+            const std::size_t k = rng() % ref[i].size();
+            lists[i].push_back(lists[i][k]);
+            ref[i].push_back(Term(ref[i][k]));
           }
           break;
       }
