@@ -76,6 +76,23 @@ std::vector<double> everything(const std::vector<RankResult>& res) {
   return v;
 }
 
+// `make`'s program replayed with steps completing in `seeds` scrambled
+// orders gives every value of `base` (its replay in order).
+template <class Make>
+void same_when_scrambled(Make make, const std::vector<RankResult>& base, std::uint64_t seeds) {
+  const auto expected = everything(base);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    CAPTURE(seed);
+    auto ranks = make();
+    const auto res = replay(ranks, {"all"}, {seed, true});
+    const auto got = everything(res);
+    REQUIRE(got.size() == expected.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] == Approx(expected[i]).margin(1e-12) ? 0 : 1;
+    CHECK(differ == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("results do not depend on the order in which steps complete", "[async]") {
@@ -88,17 +105,7 @@ TEST_CASE("results do not depend on the order in which steps complete", "[async]
   CHECK(base[2].get(Metric::delay_latereceiver) > 0.0);  // rank 2's late receive delayed rank 1
   CHECK(base[0].get(Metric::critical_path) > 0.0);
   CHECK(base[1].facts[2].cross_epoch_messages == 1);
-  const auto expected = everything(base);
-  for (std::uint64_t seed = 1; seed <= 25; ++seed) {
-    CAPTURE(seed);
-    auto ranks = program();
-    const auto res = replay(ranks, {"all"}, {seed, true});
-    const auto got = everything(res);
-    REQUIRE(got.size() == expected.size());
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] == Approx(expected[i]).margin(1e-12) ? 0 : 1;
-    CHECK(differ == 0);
-  }
+  same_when_scrambled(program, base, 25);
 }
 
 TEST_CASE("the in-process driver reports a deadlock instead of hanging", "[async]") {
@@ -457,15 +464,5 @@ TEST_CASE("a wavefront's held values: the results do not depend on the order val
     costs += x.get(Metric::delay_latesender) + x.get(Metric::delay_latesender_longterm);
   }
   CHECK(costs == Approx(waits));
-  const auto expected = everything(base);
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    CAPTURE(seed);
-    auto ranks = wavefront();
-    const auto res = replay(ranks, {"all"}, {seed, true});
-    const auto got = everything(res);
-    REQUIRE(got.size() == expected.size());
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] == Approx(expected[i]).margin(1e-12) ? 0 : 1;
-    CHECK(differ == 0);
-  }
+  same_when_scrambled(wavefront, base, 20);
 }
