@@ -156,31 +156,41 @@ Stream make_wavefront(int rank, int ranks, int blocks) {
 }
 
 // Steady state, as in a run: each rank's Analyzer lives across epochs (its
-// buffers are reused); every benchmark iteration is one more epoch.
-void replay_epochs(benchmark::State& state, const std::vector<std::string>& selection, std::uint64_t skew_ns = 0) {
-  const int iterations = static_cast<int>(state.range(0));
-  Stream s[2] = {make_stream(0, iterations), make_stream(1, iterations, skew_ns)};
-  std::unique_ptr<analysis::Analyzer> an[2];
-  std::vector<analysis::LocationWindow> w[2];
-  analysis::LocalWorld world(2);
-  for (int r = 0; r < 2; ++r) {
+// buffers are reused); every benchmark iteration is one more epoch of the
+// ranks' streams `s`.
+void replay_streams(benchmark::State& state, const std::vector<Stream>& s, const std::vector<std::string>& selection) {
+  const std::size_t n = s.size();
+  std::vector<std::unique_ptr<analysis::Analyzer>> an;
+  std::vector<std::vector<analysis::LocationWindow>> w(n);
+  for (std::size_t r = 0; r < n; ++r) {
     analysis::AnalysisOptions o;
     o.selection = selection;
-    an[r] = std::make_unique<analysis::Analyzer>(s[r].defs, o);
+    an.push_back(std::make_unique<analysis::Analyzer>(s[r].defs, o));
     w[r].resize(1);
   }
+  analysis::LocalWorld world(static_cast<int>(n));
   std::size_t events = 0;
-  analysis::EpochFacts facts[2];
+  std::vector<analysis::EpochFacts> facts(n);
   for (auto _ : state) {
     state.PauseTiming();
-    for (int r = 0; r < 2; ++r) w[r][0].events = s[r].events;
+    for (std::size_t r = 0; r < n; ++r) w[r][0].events = s[r].events;
     state.ResumeTiming();
-    world.run([&](int r, analysis::Transport& t) -> analysis::Task<> { facts[r] = co_await an[r]->run_epoch(w[r], t); });
-    events += s[0].events.size() + s[1].events.size();
+    world.run([&](int r, analysis::Transport& t) -> analysis::Task<> {
+      const auto k = static_cast<std::size_t>(r);
+      facts[k] = co_await an[k]->run_epoch(w[k], t);
+    });
+    for (const Stream& x : s) events += x.events.size();
   }
-  state.counters["violations"] = static_cast<double>(facts[0].clock_violations + facts[1].clock_violations);
+  double violations = 0;
+  for (const analysis::EpochFacts& f : facts) violations += static_cast<double>(f.clock_violations);
+  state.counters["violations"] = violations;
   state.counters["ns_per_event_and_rank"] =
       benchmark::Counter(static_cast<double>(events) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+// The two ranks' loop, `range(0)` iterations per epoch.
+void replay_epochs(benchmark::State& state, const std::vector<std::string>& selection, std::uint64_t skew_ns = 0) {
+  const int iterations = static_cast<int>(state.range(0));
+  replay_streams(state, {make_stream(0, iterations), make_stream(1, iterations, skew_ns)}, selection);
 }
 // Everything (wait states, delay costs, critical path)...
 void BM_ReplayEpoch(benchmark::State& state) { replay_epochs(state, {"all"}); }
@@ -191,36 +201,9 @@ void BM_ReplayEpochClockViolations(benchmark::State& state) { replay_epochs(stat
 // The wavefront on 4 virtual ranks, `range(0)` blocks per epoch.
 void replay_wavefront(benchmark::State& state, const std::vector<std::string>& selection) {
   constexpr int kRanks = 4;
-  const int blocks = static_cast<int>(state.range(0));
   std::vector<Stream> s;
-  std::vector<std::unique_ptr<analysis::Analyzer>> an;
-  std::vector<std::vector<analysis::LocationWindow>> w(kRanks);
-  for (int r = 0; r < kRanks; ++r) {
-    s.push_back(make_wavefront(r, kRanks, blocks));
-  }
-  for (int r = 0; r < kRanks; ++r) {
-    analysis::AnalysisOptions o;
-    o.selection = selection;
-    an.push_back(std::make_unique<analysis::Analyzer>(s[static_cast<std::size_t>(r)].defs, o));
-    w[static_cast<std::size_t>(r)].resize(1);
-  }
-  analysis::LocalWorld world(kRanks);
-  std::size_t events = 0;
-  std::vector<analysis::EpochFacts> facts(kRanks);
-  for (auto _ : state) {
-    state.PauseTiming();
-    for (int r = 0; r < kRanks; ++r) w[static_cast<std::size_t>(r)][0].events = s[static_cast<std::size_t>(r)].events;
-    state.ResumeTiming();
-    world.run([&](int r, analysis::Transport& t) -> analysis::Task<> {
-      facts[static_cast<std::size_t>(r)] = co_await an[static_cast<std::size_t>(r)]->run_epoch(w[static_cast<std::size_t>(r)], t);
-    });
-    for (const Stream& x : s) events += x.events.size();
-  }
-  double violations = 0;
-  for (const analysis::EpochFacts& f : facts) violations += static_cast<double>(f.clock_violations);
-  state.counters["violations"] = violations;
-  state.counters["ns_per_event_and_rank"] =
-      benchmark::Counter(static_cast<double>(events) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  for (int r = 0; r < kRanks; ++r) s.push_back(make_wavefront(r, kRanks, static_cast<int>(state.range(0))));
+  replay_streams(state, s, selection);
 }
 void BM_ReplayWavefront(benchmark::State& state) { replay_wavefront(state, {"all"}); }
 void BM_ReplayWavefrontWaitStatesOnly(benchmark::State& state) { replay_wavefront(state, {"p2p", "collective"}); }
