@@ -13,8 +13,9 @@ Expected, per case:
   * the +-ERROR us left after the offset correction put some receives or
     probes before their sends (the receiver's clock reads 2*ERROR us early
     relative to its sender: a receive that ends sooner than that after the
-    send began appears to precede it): clock_violations > 0, and all of them
-    corrected;
+    send began appears to precede it): clock_violations > 0 summed over the
+    cases (a loaded machine may deliver a case's one or two messages later
+    than that), and in every case all of them corrected;
   * the corrected run's wait states, delay costs and critical path equal the
     unskewed run's within 10 % (or 30 ms: the two runs are two executions, and
     on a loaded machine the sleeps of a chain jitter by tens of ms in all:
@@ -147,8 +148,9 @@ def main():
         print(f"  {name}: offsets measured to within {bound * 1e3:.3f} ms (checked to {tol * 1e3:.3f} ms)")
         if dom != np_ or abs(off - abs(injected)) > tol:
             failures.append(f"{name}: offsets")
-        if found == 0 or fixed != found:
+        if fixed != found:
             failures.append(f"{name}: violations {found}, corrected {fixed}")
+        violations[name] = found
         for label, r in (("unskewed", plain), ("skewed", skewed)):
             # Corrected clocks still differ by up to 2 x ERROR between ranks,
             # plus the measurement's own error on each of two ranks.
@@ -183,8 +185,17 @@ def main():
         return failures
 
     failures = []
+    violations = {}  # case -> violations found in its last run
     for c in CASES:
         failures += until_passed(args.attempts, lambda _k, c=c: case(*c))
+    # Whether the error puts a case's few messages before their sends
+    # depends on how fast each one arrives: a CI found none in probe_lslr
+    # (one probed message, 4 ms of error) in 3 of 3 pairs, its probe
+    # returning more than 4 ms after the send began.  The cases together
+    # must find some, and every case must correct all it finds (above).
+    print(f"violations found: {violations}")
+    if sum(violations.values()) == 0:
+        failures.append("no case found a receive or probe before its send")
 
     print("PASS" if not failures else "FAIL: " + ", ".join(failures))
     return 0 if not failures else 1
