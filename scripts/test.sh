@@ -20,28 +20,39 @@ scripts/setup.sh
 scripts/fetch_libomp16.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rc=0
+failed=()  # the steps that failed, for the summary at the end
 # MPI scenarios are timed with sleeps: ctest runs them one at a time.
 echo "== 1/4: Open MPI (./build)"
 rm -rf build
 if scripts/build.sh build; then
-  ctest --test-dir build --output-on-failure || rc=1
+  ctest --test-dir build --output-on-failure || { rc=1; failed+=("1/4 Open MPI"); }
 else
-  rc=1
+  rc=1; failed+=("1/4 Open MPI (build)")
 fi
 echo "== 2/4: MPICH (./build-mpich)"
 rm -rf build-mpich
 excluded=$(grep -v '^#' tests/mpich_excluded.txt | grep . | paste -sd'|')  # (regular expressions)
 if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF; then
-  ctest --test-dir build-mpich --output-on-failure -L 'mpi|install|example' -E "^(${excluded})\$" || rc=1
+  ctest --test-dir build-mpich --output-on-failure -L 'mpi|install|example' -E "^(${excluded})\$" ||
+    { rc=1; failed+=("2/4 MPICH"); }
 else
-  rc=1
+  rc=1; failed+=("2/4 MPICH (build)")
 fi
 echo "== 3/4: libFuzzer, ASan, UBSan (./build-fuzz)"
 rm -rf build-fuzz
-scripts/fuzz.sh 60 || rc=1
+scripts/fuzz.sh 60 || { rc=1; failed+=("3/4 libFuzzer"); }
 echo "== 4/4: ASan + UBSan (./build-asan), TSan (./build-tsan)"
 rm -rf build-asan build-tsan
-tests/sanitizers/run_asan.sh || rc=1
-tests/sanitizers/run_tsan.sh || rc=1
-[ "$rc" -eq 0 ] && echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)" || echo "scripts/test.sh: FAILED"
+tests/sanitizers/run_asan.sh || { rc=1; failed+=("4/4 ASan + UBSan"); }
+tests/sanitizers/run_tsan.sh || { rc=1; failed+=("4/4 TSan"); }
+if [ "$rc" -eq 0 ]; then
+  echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)"
+else
+  # A summary last: a CI log shown cut short keeps its end.
+  echo "scripts/test.sh: FAILED: $(IFS=';'; echo "${failed[*]}" | sed 's/;/; /g')"
+  for d in build build-mpich build-asan; do
+    f=$d/Testing/Temporary/LastTestsFailed.log
+    if [ -s "$f" ]; then echo "  failed in $d: $(cut -d: -f2- "$f" | paste -sd' ')"; fi
+  done
+fi
 exit "$rc"

@@ -111,7 +111,7 @@ def main():
                   flush=True)
     failures += timed
     if failures:
-        sys.exit(f"FAIL: {len(failures)} failure(s)")
+        sys.exit(f"FAIL: {len(failures)} failure(s): " + "; ".join(failures))
     print("all checks passed")
 
 
