@@ -49,7 +49,8 @@ if [ "$rc" -eq 0 ]; then
   echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)"
 else
   # A summary last: a CI log shown cut short keeps its end.
-  echo "scripts/test.sh: FAILED: $(IFS=';'; echo "${failed[*]}" | sed 's/;/; /g')"
+  steps=$(printf '%s; ' "${failed[@]}")
+  echo "scripts/test.sh: FAILED: ${steps%; }"
   for d in build build-mpich build-asan; do
     f=$d/Testing/Temporary/LastTestsFailed.log
     if [ -s "$f" ]; then echo "  failed in $d: $(cut -d: -f2- "$f" | paste -sd' ')"; fi

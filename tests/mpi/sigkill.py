@@ -31,12 +31,12 @@ from pathlib import Path
 import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import Checks, launch, mpi_env, script_args  # noqa: E402
+from run_scenario import Checks, launch, mpi_env, script_args, until_passed  # noqa: E402
 
 
 def attempt(args, work, k):
-    """One run of the job, checked; returns (failures, whether each failure
-    is of a sleep-timed value)."""
+    """One run of the job, checked; returns (the file's form failures, the
+    sleep-timed failures)."""
     out = work / "sigkill.h5"
     for f in work.glob("sigkill*"):
         f.unlink()
@@ -100,16 +100,14 @@ def main():
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     # A failure of the file's form fails at once; one of the sleep-timed
-    # values (the barrier waits, how many epochs were done) is tried again
-    # (run_scenario.until_passed).
-    for k in range(1, args.attempts + 1):
-        failures, timed = attempt(args, work, k)
-        if failures or not timed:
-            break
-        if k < args.attempts:
-            print(f"attempt {k} of {args.attempts}: a timed check failed; the machine may be loaded: again",
-                  flush=True)
-    failures += timed
+    # values (the barrier waits, how many epochs were done) is tried again.
+    def one(k):
+        form, timed = attempt(args, work, k)
+        if form:
+            sys.exit(f"FAIL: {len(form + timed)} failure(s): " + "; ".join(form + timed))
+        return timed
+
+    failures = until_passed(args.attempts, one)
     if failures:
         sys.exit(f"FAIL: {len(failures)} failure(s): " + "; ".join(failures))
     print("all checks passed")
