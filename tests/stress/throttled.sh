@@ -21,10 +21,11 @@
 # Usage: tests/stress/throttled.sh [QUOTA_ms PERIOD_ms] [-- command ...]
 #   e.g. tests/stress/throttled.sh 12 20 -- ctest --test-dir build -R mpi.clock_skew
 set -euo pipefail
-quota=${1:-12}
-period=${2:-20}
-[ $# -ge 2 ] && shift 2 || shift $#
-[ "${1:-}" = "--" ] && shift
+quota=12
+period=20
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then quota=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then period=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" = "--" ]; then shift; fi
 [ $# -gt 0 ] || set -- ctest --test-dir build -L mpi --output-on-failure
 if ! [[ "$quota" =~ ^[0-9]+$ && "$period" =~ ^[0-9]+$ && "$quota" -gt 0 && "$period" -gt 0 ]]; then
   echo "throttled.sh: QUOTA and PERIOD are whole milliseconds above 0 (QUOTA > PERIOD: more than one CPU) (got '$quota' '$period')" >&2
