@@ -181,6 +181,11 @@ Config parse_config(const std::function<const char*(const char*)>& getenv_fn,
   if (const char* raw = getenv_fn("ONLINEWS_TEST_REFERENCE"); raw != nullptr) cfg.test_reference = trim(raw);
   if (const char* raw = getenv_fn("ONLINEWS_TEST_STALL"); raw != nullptr) cfg.test_stall = trim(raw) == "1";
   if (const char* raw = getenv_fn("ONLINEWS_TEST_LATE_CUT"); raw != nullptr) cfg.test_late_cut = trim(raw) == "1";
+  if (const char* raw = getenv_fn("ONLINEWS_TEST_SLOW_SLICE"); raw != nullptr) {
+    char* end = nullptr;
+    const double v = std::strtod(raw, &end);
+    if (end != raw && v >= 0 && v <= 1) cfg.test_slow_slice = v;
+  }
   if (const char* raw = getenv_fn("ONLINEWS_TEST_PARALLEL_PROFILE"); raw != nullptr) {
     cfg.test_parallel_profile = trim(raw) == "1";
   }

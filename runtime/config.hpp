@@ -27,6 +27,7 @@ struct Config {
   std::string test_reference;  // empty: off
   bool test_stall = false;     // ONLINEWS_TEST_STALL=1: rank 1's analysis of the final window waits forever
   bool test_late_cut = false;  // ONLINEWS_TEST_LATE_CUT=1: rank 0 announces a cut in MPI_Finalize after the others left its barrier
+  double test_slow_slice = 0;  // ONLINEWS_TEST_SLOW_SLICE=S: every entry slice first sleeps S seconds (a descheduled slice)
   bool test_parallel_profile = false;  // ONLINEWS_TEST_PARALLEL_PROFILE=1: /profile through parallel HDF5 at any size
 #define ONLINEWS_VAR(field, env, type, def, lo, hi, desc) ConfigType_##type field{};
   using ConfigType_Bool = bool;

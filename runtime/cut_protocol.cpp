@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "pipeline.hpp"
+#include "progress.hpp"
 #include "state.hpp"
 
 namespace onlinews::rt {
@@ -47,6 +48,9 @@ void CutProtocol::apply(std::uint32_t number, std::uint8_t kind, std::uint64_t t
   }
   known_ = number;
   last_boundary_ns_ = monotonic_ns();
+  // (Inside an entry slice: the slice's region, recorded when it ends and
+  // dated at its start, must not follow the boundary in the stream.)
+  slice_enter_before_boundary();
   s_.pipeline->add_boundary(b);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "cut_protocol.hpp"
 #include "io/h5output.hpp"
@@ -14,6 +15,12 @@ namespace onlinews::rt {
 constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;
 constinit thread_local bool t_analysis_pending = false;
 constinit thread_local std::uint64_t t_slice_since = 0;
+namespace {
+// MPI thread, during a slice of progress(): whether its region will be
+// recorded (not inside a polling loop), and whether its Enter is already.
+constinit thread_local bool t_slice_recorded = false;
+constinit thread_local bool t_slice_entered = false;
+}  // namespace
 
 namespace {
 
@@ -155,19 +162,33 @@ void progress(const void* caller, std::uint32_t region) {
   // needs (local work only: it never waits for another rank here).
   ThreadBuffer* mb = s->buffers.at(0);
   const bool pressed = mb != nullptr && 4 * s->pipeline->open_events() >= 3 * mb->capacity();
-  t_slice_since = t0;
-  const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false, pressed);
-  t_slice_since = 0;
-  const std::uint64_t t1 = raw_now();
   // Inside a polling loop (the coming call continues it) the slice stays
   // part of the loop's one visit: the application was waiting there anyway,
   // and a region inside it would end the visit.
   ThreadBuffer* b = t_buffer;
-  if (t1 - t0 >= ticks(kRecordNs) && (b == nullptr || !b->polling(region, caller))) {
+  t_slice_recorded = b == nullptr || !b->polling(region, caller);
+  t_slice_entered = false;
+  t_slice_since = t0;
+  // (Test knob: a slice descheduled before its first step, as on a loaded
+  // node; docs/design.md, "Requested cuts".)
+  if (s->cfg.test_slow_slice > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s->cfg.test_slow_slice));
+  const Pipeline::Wait w = step(*s, caller, pressed ? std::chrono::nanoseconds(0) : kSlice, false, pressed);
+  t_slice_since = 0;
+  const std::uint64_t t1 = raw_now();
+  if (t_slice_entered) {
+    record_leave(t1);
+  } else if (t1 - t0 >= ticks(kRecordNs) && t_slice_recorded) {
     record_enter(t0, tool_region_analysis());
     record_leave(t1);
   }
+  t_slice_recorded = t_slice_entered = false;
   t_progress_gate = next_gate(*s, w, t1, t1 - t0);
+}
+
+void slice_enter_before_boundary() {
+  if (t_slice_since == 0 || !t_slice_recorded || t_slice_entered) return;
+  record_enter(t_slice_since, tool_region_analysis());
+  t_slice_entered = true;
 }
 
 void progress_wait_done(const void* caller) {

@@ -21,6 +21,11 @@ extern constinit thread_local bool t_analysis_pending;
 // otherwise).  Its tool region is recorded after it; the samples' placer
 // needs to know where the application's time ended (pipeline.cpp).
 extern constinit thread_local std::uint64_t t_slice_since;
+// MPI thread, before it adds a boundary: inside a slice whose region is
+// recorded, records the region's Enter now, so that it lies before the
+// boundary in the stream (the slice spans the cut like any region) and not
+// in the later window before its start (docs/design.md, "Requested cuts").
+void slice_enter_before_boundary();
 inline bool analysis_pending() { return t_analysis_pending; }
 
 // Out of line: the cut protocol and a slice of the pipeline.  `caller` is

@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--buffer", default="256K", help="ONLINEWS_BUFFER of the requested-cut runs")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="one more environment variable of both runs with onlinews (e.g. a test knob)")
     args = ap.parse_args()
     args.plain = str(Path(args.plain).resolve())
     work = fresh_workdir(args)
@@ -138,6 +140,7 @@ def main():
         print(f"seed {seed}: {3 + seed % 4} ranks, {plain.splitlines()[0]} ({took:.1f} s without onlinews)",
               flush=True)
         for label, env in (("epochs=0", {"ONLINEWS_EPOCH_SECONDS": "0"}), ("buffer", {"ONLINEWS_BUFFER": args.buffer})):
+            env.update(dict(e.split("=", 1) for e in args.env))
             got, took, err = run(args, work, seed, label, env)
             if err:
                 failures.append(err)
