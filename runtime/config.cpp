@@ -182,9 +182,15 @@ Config parse_config(const std::function<const char*(const char*)>& getenv_fn,
   if (const char* raw = getenv_fn("ONLINEWS_TEST_STALL"); raw != nullptr) cfg.test_stall = trim(raw) == "1";
   if (const char* raw = getenv_fn("ONLINEWS_TEST_LATE_CUT"); raw != nullptr) cfg.test_late_cut = trim(raw) == "1";
   if (const char* raw = getenv_fn("ONLINEWS_TEST_SLOW_SLICE"); raw != nullptr) {
+    const std::string text = trim(raw);
     char* end = nullptr;
-    const double v = std::strtod(raw, &end);
-    if (end != raw && v >= 0 && v <= 1) cfg.test_slow_slice = v;
+    const double v = std::strtod(text.c_str(), &end);
+    if (!text.empty() && *end == '\0' && v >= 0 && v <= 1) {
+      cfg.test_slow_slice = v;
+    } else {
+      warnings.push_back(std::string("ONLINEWS_TEST_SLOW_SLICE='") + raw +
+                         "' is not valid (expected seconds in [0, 1]); slices are not slowed");
+    }
   }
   if (const char* raw = getenv_fn("ONLINEWS_TEST_PARALLEL_PROFILE"); raw != nullptr) {
     cfg.test_parallel_profile = trim(raw) == "1";

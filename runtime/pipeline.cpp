@@ -229,7 +229,8 @@ bool Pipeline::take_window(std::vector<analysis::LocationWindow>& windows, Bound
   // this window (they follow every event of it: a location whose events
   // all lie before the boundary) -- up to where the thread's time is not
   // the application's: this slice of the tool's work on the MPI thread, a
-  // poll call in progress on another (their regions are recorded later).
+  // poll call in progress on another (their regions are recorded later;
+  // a slice's Enter before the boundary, if one was added inside it).
   if (!placers_.empty() && !sampling_handler_intact()) {
     log_warning("ONLINEWS_SAMPLING: the application installed its own SIGPROF handler; sampling stopped", false);
   }

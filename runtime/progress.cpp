@@ -17,7 +17,8 @@ constinit thread_local bool t_analysis_pending = false;
 constinit thread_local std::uint64_t t_slice_since = 0;
 namespace {
 // MPI thread, during a slice of progress(): whether its region will be
-// recorded (not inside a polling loop), and whether its Enter is already.
+// recorded (not inside a polling loop), and whether its Enter is recorded
+// already (slice_enter_before_boundary).
 constinit thread_local bool t_slice_recorded = false;
 constinit thread_local bool t_slice_entered = false;
 }  // namespace

@@ -2,7 +2,8 @@
 // pipeline advance only at entries of MPI wrappers on the MPI thread, and only when a gate time has passed: an entry with
 // nothing due costs one comparison of the timestamp it takes anyway.  The
 // work done there never waits for another rank; its time is recorded as the
-// tool region onlinews_analysis (when it is long enough to matter).
+// tool region onlinews_analysis (when it is long enough to matter, or
+// spans a cut).
 #pragma once
 #include <cstdint>
 
@@ -18,8 +19,9 @@ extern constinit thread_local std::uint64_t t_progress_gate;
 // patiently (patient.hpp).
 extern constinit thread_local bool t_analysis_pending;
 // MPI thread: the raw time a progress slice began, while it runs (0
-// otherwise).  Its tool region is recorded after it; the samples' placer
-// needs to know where the application's time ended (pipeline.cpp).
+// otherwise).  Its tool region is recorded after it (its Enter earlier
+// when a boundary is added inside it); the samples' placer needs to know
+// where the application's time ended (pipeline.cpp).
 extern constinit thread_local std::uint64_t t_slice_since;
 // MPI thread, before it adds a boundary: inside a slice whose region is
 // recorded, records the region's Enter now, so that it lies before the

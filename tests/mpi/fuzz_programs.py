@@ -128,6 +128,8 @@ def main():
     ap.add_argument("--env", action="append", default=[], metavar="K=V",
                     help="one more environment variable of both runs with onlinews (e.g. a test knob)")
     args = ap.parse_args()
+    if any("=" not in e for e in args.env):
+        ap.error("--env takes K=V")
     args.plain = str(Path(args.plain).resolve())
     work = fresh_workdir(args)
     first, last = (int(x) for x in args.seeds.split("-"))

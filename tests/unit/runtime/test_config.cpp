@@ -113,3 +113,15 @@ TEST_CASE("the clock-skew test knob", "[config]") {
   CHECK(w[0].find("ONLINEWS_TEST_CLOCK_SKEW='fast' is not valid") != std::string::npos);
   CHECK_FALSE(c.test_clock_skew.on);
 }
+
+TEST_CASE("the slow-slice test knob", "[config]") {
+  std::vector<std::string> w;
+  CHECK(parse({{"ONLINEWS_TEST_SLOW_SLICE", " 0.005 "}}, w).test_slow_slice == 0.005);
+  CHECK(w.empty());
+  for (const char* text : {"5ms", "0.005x", "", "2", "-0.1"}) {
+    w.clear();
+    CHECK(parse({{"ONLINEWS_TEST_SLOW_SLICE", text}}, w).test_slow_slice == 0);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("ONLINEWS_TEST_SLOW_SLICE='") != std::string::npos);
+  }
+}
