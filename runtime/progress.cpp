@@ -15,15 +15,14 @@ namespace onlinews::rt {
 constinit thread_local std::uint64_t t_progress_gate = UINT64_MAX;
 constinit thread_local bool t_analysis_pending = false;
 constinit thread_local std::uint64_t t_slice_since = 0;
-namespace {
-// MPI thread, during a slice of progress(): whether its region will be
-// recorded (not inside a polling loop), and whether its Enter is recorded
-// already (slice_enter_before_boundary).
-constinit thread_local bool t_slice_recorded = false;
-constinit thread_local bool t_slice_entered = false;
-}  // namespace
 
 namespace {
+
+// MPI thread, during a slice of progress() (t_slice_since != 0): whether
+// its region will be recorded (not inside a polling loop), and whether its
+// Enter is recorded already (slice_enter_before_boundary).
+constinit thread_local bool t_slice_recorded = false;
+constinit thread_local bool t_slice_entered = false;
 
 // Gates, in ns (converted to raw ticks by init_progress()).
 constexpr double kIdleGateNs = 100'000;   // nothing to analyze: poll the cut protocol ...
@@ -182,7 +181,6 @@ void progress(const void* caller, std::uint32_t region) {
     record_enter(t0, tool_region_analysis());
     record_leave(t1);
   }
-  t_slice_recorded = t_slice_entered = false;
   t_progress_gate = next_gate(*s, w, t1, t1 - t0);
 }
 
