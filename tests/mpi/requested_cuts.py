@@ -135,13 +135,19 @@ def expected(mode, r, n, check, label):
         # The master waits while the three workers compute: N x T / 3 by
         # design, from the execution's own task times, which carry the
         # sleeps' overshoot (1.09-1.26 s for a designed 1.0 s on a quiet
-        # machine; the master waited about 1.02x the task time).
+        # machine; the master waited about 1.02x the task time).  Less the
+        # part the workers' MPI calls and onlinews' regions caused (the
+        # Late Sender costs charged there, not to "task"): a worker
+        # descheduled inside its MPI_Send or MPI_Recv on a loaded machine
+        # delays the master too (while a build ran: 0.13-0.26 s of 1.24-1.38 s,
+        # 1.11-1.24x the task time in all).
         makespan = n * 0.0015 / 3
         tasks = sum(v("time", rank=w, region="task") for w in (1, 2, 3)) / 3
         m = v("mpi_latesender", rank=0)
-        check(0.85 * tasks <= m <= 1.1 * tasks,
-              f"{label}: the master waits {m:.4f} s, the workers' tasks take {tasks:.4f} s each "
-              f"(N x T / 3 = {makespan:.4f} s by design; 85-110 %)")
+        by_calls = sum(v("delay_latesender", rank=w) - v("delay_latesender", rank=w, region="task") for w in (1, 2, 3))
+        check(0.85 * tasks <= m - by_calls <= 1.1 * tasks,
+              f"{label}: the master waits {m:.4f} s, {m - by_calls:.4f} s of it caused by the workers' tasks, "
+              f"which take {tasks:.4f} s each (N x T / 3 = {makespan:.4f} s by design; 85-110 %)")
         workers = sum(v("mpi_latesender", rank=w) for w in (1, 2, 3))
         # The master computes nothing: the workers wait only while its MPI
         # calls run (microseconds; on a loaded machine the master is also
