@@ -112,6 +112,9 @@ class ThreadBuffer {
   std::size_t drain(std::vector<Event>& out) {
     return drain(out, [](std::uint64_t t) { return t; });
   }
+  // The owning thread, having drained its own buffer: see
+  // EventRing::rewind_if_empty.
+  void rewind_if_empty() { queue_.rewind_if_empty(); }
   // Events dropped since the last call (consumer side).
   std::uint64_t take_dropped();
   // Fill level in [0, 1] (either side; approximate while recording).

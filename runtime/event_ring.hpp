@@ -88,6 +88,24 @@ class EventRing {
     return n;
   }
 
+  // Where the next push goes (tests, diagnostics).
+  std::size_t write_index() const { return write_.load(std::memory_order_acquire); }
+  // The consumer when it is also the producer (the owning thread, between
+  // two of its pushes): once every event is consumed, the next push goes to
+  // the first slot again.  The ring is drained long before it fills (at a
+  // window's cut), so its front stays in use and the pages behind it are
+  // never touched: cycling through all of it kept every page resident
+  // (16 MiB per thread by default).  read_ is reset before write_: a
+  // reader on another thread (read_available) sees the old count or none,
+  // never a full ring.
+  void rewind_if_empty() {
+    const std::size_t w = write_.load(std::memory_order_relaxed);
+    if (w == 0 || read_.load(std::memory_order_relaxed) != w) return;
+    read_.store(0, std::memory_order_release);
+    write_.store(0, std::memory_order_release);
+    read_seen_ = 0;
+  }
+
  private:
   static constexpr std::size_t kPrefetch = 16;  // events (8 cache lines) ahead
   std::size_t free_between(std::size_t w, std::size_t r) const { return r > w ? r - w - 1 : size_ - (w - r) - 1; }

@@ -108,6 +108,9 @@ class Pipeline {
   // Cuts the next window out of the drained streams if every location's
   // part is complete.
   bool take_window(std::vector<analysis::LocationWindow>& windows, Boundary& b);
+  // Once a window is analyzed: its storage takes the drained events (one
+  // vector at a window's size, not two).
+  void reuse_window_storage(std::vector<analysis::LocationWindow>& windows);
   void refresh_definitions(const Boundary& b);
   void keep_reference(const std::vector<analysis::LocationWindow>& windows);
 

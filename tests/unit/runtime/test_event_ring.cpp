@@ -31,3 +31,26 @@ TEST_CASE("the event ring keeps order across its end and refuses when full", "[b
   CHECK(take(r).empty());
   CHECK(r.write_available(4) == 4);
 }
+
+TEST_CASE("a drained ring rewinds to its first slot, and only when empty", "[buffer]") {
+  EventRing r(8);
+  for (std::uint64_t i = 1; i <= 6; ++i) CHECK(r.push(Event::enter(i, 1)));
+  r.rewind_if_empty();  // six events wait: nothing moves
+  CHECK(r.write_index() == 6);
+  CHECK(take(r) == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+  r.rewind_if_empty();
+  CHECK(r.write_index() == 0);
+  CHECK(r.read_available() == 0);
+  CHECK(r.write_available(0) == 8);  // the producer's cached view moved with it
+  // Six more fit without wrapping (slots 0-5, not 6, 7, 0, ...), in order,
+  // and the ring is full again at eight, not before.
+  for (std::uint64_t i = 7; i <= 14; ++i) CHECK(r.push(Event::enter(i, 1)));
+  CHECK_FALSE(r.push(Event::enter(15, 1)));
+  CHECK(r.write_index() == 8);
+  CHECK(take(r) == std::vector<std::uint64_t>{7, 8, 9, 10, 11, 12, 13, 14});
+  r.rewind_if_empty();
+  CHECK(r.write_index() == 0);
+  r.rewind_if_empty();  // (already at the start)
+  CHECK(r.write_index() == 0);
+  CHECK(take(r).empty());
+}
