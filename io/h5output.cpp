@@ -66,14 +66,42 @@ hid_t epoch_dapl(hsize_t bytes) {
   H5Pset_chunk_cache(dapl, 521, static_cast<std::size_t>(std::min<hsize_t>(bytes, hsize_t{256} << 10)), 1.0);
   return dapl;
 }
+// The chunk caches above are as wide as the job's locations, at least
+// this many.  Each holds every chunk written until its bytes are used up,
+// and a 2-rank job's chunks are 256 bytes: a floor of 64 locations let
+// each of the ~175 tables keep 64 chunks, and rank 0's heap grew by
+// ~5 MiB over the first 1000 epochs (benchmarks/README.md).
+constexpr int kMinCachedColumns = 8;
+
+// HDF5's metadata cache (object headers and chunk index nodes of the epoch
+// tables) at a fixed size.  Its default grows with its hit rate up to
+// 32 MiB of file images, more in memory: rank 0's heap grew by ~3 MiB over
+// the first 1000 epochs of the 2-rank ring and was still growing.  An
+// append touches every table's header and the index entries of its newest
+// row of chunks: 512 KiB per chunk of a row (`chunk_blocks`), at most 16.
+void fixed_metadata_cache(hid_t fapl, hsize_t chunk_blocks) {
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(fapl, &c) < 0) return;
+  const std::size_t bytes = (std::size_t{512} << 10) * static_cast<std::size_t>(std::clamp<hsize_t>(chunk_blocks, 1, 16));
+  c.set_initial_size = true;
+  c.initial_size = c.min_size = c.max_size = bytes;
+  c.incr_mode = H5C_incr__off;
+  c.flash_incr_mode = H5C_flash_incr__off;
+  c.decr_mode = H5C_decr__off;
+  H5Pset_mdc_config(fapl, &c);  // (if refused: HDF5's default)
+}
 
 }  // namespace
 
 bool H5File::create(const std::string& path, const std::vector<MetricDef>& metrics, int ranks,
                     std::string& error) {
   QuietH5 quiet;
+  const hsize_t columns = epoch_chunk_columns(ranks);
+  const hsize_t width = (static_cast<hsize_t>(std::max(ranks, 1)) + columns - 1) / columns * columns;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  fixed_metadata_cache(fapl, width / columns);
   // Chunk B-tree nodes of 2 x 8 entries instead of 2 x 32: the epoch tables
   // (one dataset per metric, ~170) have few chunks each, and every node is
   // allocated whole, in the file and in memory (H5B_create: 3 MB on rank 0
@@ -109,11 +137,9 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
     H5Pclose(dcpl);
     H5Sclose(sp);
   }
-  const hsize_t columns = epoch_chunk_columns(ranks);
-  const hsize_t width = (static_cast<hsize_t>(std::max(ranks, 1)) + columns - 1) / columns * columns;
-  // (At least 64 locations wide: 16 KiB x 174 datasets for a small job.
-  // Threads add locations beyond the ranks: append_epoch_begin widens it.)
-  cached_columns_ = static_cast<int>(std::max<hsize_t>(width, 64));
+  // (At least kMinCachedColumns wide: threads add locations beyond the
+  // ranks, and append_epoch_begin reopens the tables with a wider cache.)
+  cached_columns_ = static_cast<int>(std::max<hsize_t>(width, kMinCachedColumns));
   const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(cached_columns_) * sizeof(double));
   metric_names_.clear();
   epoch_sets_.clear();
@@ -173,7 +199,7 @@ bool H5File::append_epoch_begin(const EpochRow& row, int n_locations) {
   row_ = row;  // (written last: append_epoch_end)
   locations_ = std::max(locations_, n_locations);
   if (locations_ > cached_columns_) {  // (an append touching more chunks than its cache holds reads them back)
-    int c = 64;
+    int c = std::max(cached_columns_, kMinCachedColumns);
     while (c < locations_) c *= 2;
     open_metric_tables(c);
   }
