@@ -49,6 +49,7 @@ class H5File final : public H5Output {
   EpochRow row_{};                // the epoch being appended (its table row goes last)
   int locations_ = 0;
   int cached_columns_ = 0;  // the locations the metric tables' chunk caches hold
+  int chunk_columns_ = 0;   // the locations a chunk of them holds (0: a reopened file, not known)
   // Appends values[item * n_ranks + rank] as the current epoch's row of the
   // dataset `group`/`name` [n_epochs, n_items, n_ranks] (created, with the
   // names attribute, at the first row; kept open in `cache`).

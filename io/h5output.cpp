@@ -79,17 +79,29 @@ constexpr int kMinCachedColumns = 8;
 // the first 1000 epochs of the 2-rank ring and was still growing.  An
 // append touches every table's header and the index entries of its newest
 // row of chunks: 512 KiB per chunk of a row (`chunk_blocks`), at most 16.
-void fixed_metadata_cache(hid_t fapl, hsize_t chunk_blocks) {
-  H5AC_cache_config_t c;
-  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  if (H5Pget_mdc_config(fapl, &c) < 0) return;
+void fix_size(H5AC_cache_config_t& c, hsize_t chunk_blocks) {
   const std::size_t bytes = (std::size_t{512} << 10) * static_cast<std::size_t>(std::clamp<hsize_t>(chunk_blocks, 1, 16));
   c.set_initial_size = true;
   c.initial_size = c.min_size = c.max_size = bytes;
   c.incr_mode = H5C_incr__off;
   c.flash_incr_mode = H5C_flash_incr__off;
   c.decr_mode = H5C_decr__off;
+}
+void fixed_metadata_cache(hid_t fapl, hsize_t chunk_blocks) {
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(fapl, &c) < 0) return;
+  fix_size(c, chunk_blocks);
   H5Pset_mdc_config(fapl, &c);  // (if refused: HDF5's default)
+}
+// The same for an open file whose tables grew wider (threads: more
+// locations than ranks).
+void fixed_metadata_cache_of(hid_t file, hsize_t chunk_blocks) {
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Fget_mdc_config(file, &c) < 0) return;
+  fix_size(c, chunk_blocks);
+  H5Fset_mdc_config(file, &c);
 }
 
 }  // namespace
@@ -102,6 +114,7 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   fixed_metadata_cache(fapl, width / columns);
+  chunk_columns_ = static_cast<int>(columns);
   // Chunk B-tree nodes of 2 x 8 entries instead of 2 x 32: the epoch tables
   // (one dataset per metric, ~170) have few chunks each, and every node is
   // allocated whole, in the file and in memory (H5B_create: 3 MB on rank 0
@@ -216,6 +229,9 @@ void H5File::open_metric_tables(int columns) {
   for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
   H5Pclose(dapl);
   cached_columns_ = columns;
+  if (chunk_columns_ > 0) {
+    fixed_metadata_cache_of(file_, static_cast<hsize_t>((columns + chunk_columns_ - 1) / chunk_columns_));
+  }
 }
 
 bool H5File::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,

@@ -42,7 +42,7 @@ TEST_CASE("a drained ring rewinds to its first slot, and only when empty", "[buf
   CHECK(r.write_index() == 0);
   CHECK(r.read_available() == 0);
   CHECK(r.write_available(0) == 8);  // the producer's cached view moved with it
-  // Six more fit without wrapping (slots 0-5, not 6, 7, 0, ...), in order,
+  // Eight fit without wrapping (slots 0-7, not 6, 7, 8, 0, ...), in order,
   // and the ring is full again at eight, not before.
   for (std::uint64_t i = 7; i <= 14; ++i) CHECK(r.push(Event::enter(i, 1)));
   CHECK_FALSE(r.push(Event::enter(15, 1)));
@@ -53,4 +53,20 @@ TEST_CASE("a drained ring rewinds to its first slot, and only when empty", "[buf
   r.rewind_if_empty();  // (already at the start)
   CHECK(r.write_index() == 0);
   CHECK(take(r).empty());
+}
+
+TEST_CASE("a rewound ring forgets the producer's cached view of the consumer", "[buffer]") {
+  EventRing r(8);  // 9 slots
+  for (std::uint64_t i = 1; i <= 6; ++i) CHECK(r.push(Event::enter(i, 1)));
+  CHECK(take(r).size() == 6);  // consumer at slot 6
+  // Across the array's end until full: the producer looks up the consumer's
+  // position (6) and keeps it.
+  std::uint64_t pushed = 0;
+  while (r.push(Event::enter(100 + pushed, 1))) ++pushed;
+  CHECK(pushed == 8);
+  CHECK(take(r).size() == 8);
+  r.rewind_if_empty();
+  CHECK(r.write_index() == 0);
+  // A kept position of 6 would show 5 free slots here without looking again.
+  CHECK(r.write_available(0) == 8);
 }
