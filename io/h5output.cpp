@@ -79,29 +79,25 @@ constexpr int kMinCachedColumns = 8;
 // the first 1000 epochs of the 2-rank ring and was still growing.  An
 // append touches every table's header and the index entries of its newest
 // row of chunks: 512 KiB per chunk of a row (`chunk_blocks`), at most 16.
-void fix_size(H5AC_cache_config_t& c, hsize_t chunk_blocks) {
+// `id`: the file access properties of a file to create, or an open file
+// whose tables grew wider (threads: more locations than ranks).  If HDF5
+// refuses, its default stays.
+void fixed_metadata_cache(hid_t id, hsize_t chunk_blocks) {
+  const bool file = H5Iget_type(id) == H5I_FILE;
+  H5AC_cache_config_t c;
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if ((file ? H5Fget_mdc_config(id, &c) : H5Pget_mdc_config(id, &c)) < 0) return;
   const std::size_t bytes = (std::size_t{512} << 10) * static_cast<std::size_t>(std::clamp<hsize_t>(chunk_blocks, 1, 16));
   c.set_initial_size = true;
   c.initial_size = c.min_size = c.max_size = bytes;
   c.incr_mode = H5C_incr__off;
   c.flash_incr_mode = H5C_flash_incr__off;
   c.decr_mode = H5C_decr__off;
-}
-void fixed_metadata_cache(hid_t fapl, hsize_t chunk_blocks) {
-  H5AC_cache_config_t c;
-  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  if (H5Pget_mdc_config(fapl, &c) < 0) return;
-  fix_size(c, chunk_blocks);
-  H5Pset_mdc_config(fapl, &c);  // (if refused: HDF5's default)
-}
-// The same for an open file whose tables grew wider (threads: more
-// locations than ranks).
-void fixed_metadata_cache_of(hid_t file, hsize_t chunk_blocks) {
-  H5AC_cache_config_t c;
-  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  if (H5Fget_mdc_config(file, &c) < 0) return;
-  fix_size(c, chunk_blocks);
-  H5Fset_mdc_config(file, &c);
+  if (file) {
+    H5Fset_mdc_config(id, &c);
+  } else {
+    H5Pset_mdc_config(id, &c);
+  }
 }
 
 }  // namespace
@@ -230,7 +226,7 @@ void H5File::open_metric_tables(int columns) {
   H5Pclose(dapl);
   cached_columns_ = columns;
   if (chunk_columns_ > 0) {
-    fixed_metadata_cache_of(file_, static_cast<hsize_t>((columns + chunk_columns_ - 1) / chunk_columns_));
+    fixed_metadata_cache(file_, static_cast<hsize_t>((columns + chunk_columns_ - 1) / chunk_columns_));
   }
 }
 

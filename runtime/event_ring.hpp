@@ -1,7 +1,8 @@
 // The single-producer, single-consumer ring under each thread's event buffer
 // (buffer.hpp).  The owning thread pushes; the epoch (one thread at a time)
 // consumes -- on the MPI thread, so for that thread's own ring producer and
-// consumer are one thread, which may rewind it (rewind_if_empty).  Two things the general-purpose queue it replaces did not do:
+// consumer are one thread, which may rewind it (rewind_if_empty).  Two
+// things the general-purpose queue it replaces did not do:
 //  * the producer keeps its own copy of the consumer's position and reads
 //    the shared one only when the ring looks full, so a push touches no
 //    cache line the consumer writes;
