@@ -34,6 +34,7 @@ namespace {
 // it walks the whole metadata cache each time.)
 constexpr hsize_t kFlushSlack = 4 * 2048 + 4096;  // (aggregator blocks: H5Pset_meta_block_size etc.)
 constexpr hsize_t kIndexSlack = 4096;             // per written dataset: its chunk index growing
+constexpr unsigned kMaxCompact = 65535;           // (links or attributes in an object header: HDF5's limit)
 
 // The end of file address the superblock on disk records (0: unknown).
 // Superblock versions 0 and 1 keep it at byte 40, versions 2 and 3 at byte
@@ -49,6 +50,15 @@ haddr_t stored_end(int fd) {
   haddr_t end = 0;
   for (int i = 7; i >= 0; --i) end = (end << 8) | head[at + static_cast<std::size_t>(i)];
   return end == HADDR_UNDEF ? 0 : end;
+}
+
+// Whether `file` is written through the default sec2 driver, whose handle
+// is a file descriptor (the parallel profile's mpio handle is an MPI_File).
+bool sec2_file(hid_t file) {
+  const hid_t fapl = H5Fget_access_plist(file);
+  const bool sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+  if (fapl >= 0) H5Pclose(fapl);
+  return sec2;
 }
 
 #ifndef RENAME_NOREPLACE
@@ -126,8 +136,8 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
   int fd = -1;
   struct stat st {};
   const hsize_t slack = chunk_bytes + kFlushSlack;
-  if (H5Fget_filesize(file, &allocated) >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 &&
-      handle != nullptr) {
+  if (sec2_file(file) && H5Fget_filesize(file, &allocated) >= 0 &&
+      H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle != nullptr) {
     fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
     if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated + slack) {
       (void)ftruncate(fd, static_cast<off_t>(allocated + slack));
@@ -144,6 +154,31 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
     if (static_cast<haddr_t>(st.st_size) > end) (void)ftruncate(fd, static_cast<off_t>(end));
   }
   return ok;
+}
+
+// H5F__dest flushes, then releases what its aggregators hold (space taken
+// during the flush before: a fractal heap's new blocks get theirs only
+// when flushed), truncates the file to the lower end, and rewrites the
+// superblock only when the metadata cache shuts down.  A kill in between
+// left the file 1024 or 1801 bytes short of the end its superblock
+// records, in CI kill trials.  After a kill-safe flush, with no fractal
+// heap created since (compact_storage), nothing is left to release.
+bool close_kill_safe(hid_t file, hsize_t chunk_bytes) {
+  const bool flushed = flush_kill_safe(file, chunk_bytes);
+  return H5Fclose(file) >= 0 && flushed;
+}
+
+void compact_storage(hid_t gcpl) {
+  H5Pset_link_phase_change(gcpl, kMaxCompact, kMaxCompact);
+  H5Pset_attr_phase_change(gcpl, kMaxCompact, kMaxCompact);
+}
+
+hid_t create_group(hid_t parent, const char* name) {
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  compact_storage(gcpl);
+  const hid_t g = H5Gcreate2(parent, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
+  return g;
 }
 
 void H5File::written(std::int64_t d) {

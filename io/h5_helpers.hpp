@@ -12,6 +12,20 @@ namespace onlinews::io {
 // (h5_flush.cpp).
 bool flush_kill_safe(hid_t file, hsize_t chunk_bytes);
 
+// H5Fclose after flush_kill_safe: HDF5's close otherwise releases space,
+// truncates the file, and only then rewrites the superblock's end of file,
+// so a kill between the two leaves a file no reader opens (h5_flush.cpp).
+bool close_kill_safe(hid_t file, hsize_t chunk_bytes = 0);
+
+// Links and attributes kept in the object header, never in a fractal heap:
+// a group's creation properties, or the file's (its root group's).  In a
+// serial file, HDF5 gives a fractal heap's new blocks their space only
+// when it flushes them, and space taken during a flush is what a later
+// close releases, with a truncate before the superblock's rewrite
+// (h5_flush.cpp).
+void compact_storage(hid_t gcpl);
+hid_t create_group(hid_t parent, const char* name);
+
 // Creates the file for `path` under a new temporary name next to it
 // (returned in `tmp`), for H5File::publish to rename (h5_flush.cpp).
 hid_t create_unnamed(const std::string& path, hid_t fcpl, hid_t fapl, std::string& tmp);
@@ -96,7 +110,7 @@ inline bool slab(hid_t d, int n, const hsize_t* start, const hsize_t* count, hid
 // The group `name` of `parent`, created if it does not exist yet.
 inline hid_t open_group(hid_t parent, const char* name) {
   return H5Lexists(parent, name, H5P_DEFAULT) > 0 ? H5Gopen2(parent, name, H5P_DEFAULT)
-                                                  : H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                                                  : create_group(parent, name);
 }
 
 }  // namespace onlinews::io

@@ -62,6 +62,21 @@ def kill_job(p, exe, out):
     p.wait(timeout=60)
 
 
+def holds(f, lines=0):
+    """What a killed job's open file `f` must hold (the module's docstring),
+    with at least `lines` epochs: (ok, a description)."""
+    complete = int(f.attrs.get("complete", -1))
+    table = f["epochs/table"][:] if "epochs/table" in f else []
+    n = len(table)
+    short = [m for m in f.get("epochs", {}) if m != "table" and f["epochs/" + m].shape[0] not in (n, n + 1)]
+    in_order = list(table["index"]) == list(range(n)) if n else True
+    # (A job killed while its processes exit may have written everything.)
+    whole = complete == 0 or "profile" in f
+    ok = n >= lines and in_order and not short and whole
+    return ok, (f"{n} epochs in the file, {lines} in the live log before the kill, rows in order {in_order}, "
+                f"metrics with neither that many rows nor one more {short}, complete {complete}")
+
+
 def trial(args, work, k, check):
     """One kill; returns how many epochs the live log listed before it."""
     out = work / f"kill{k}.h5"
@@ -96,17 +111,9 @@ def trial(args, work, k, check):
         check(False, f"trial {k} (kill {delay:.2f} s after the file appeared): h5py cannot open it: {error}")
         return lines
     with f:
-        complete = int(f.attrs.get("complete", -1))
-        table = f["epochs/table"][:] if "epochs/table" in f else []
-        n = len(table)
-        short = [m for m in f.get("epochs", {}) if m != "table" and f["epochs/" + m].shape[0] not in (n, n + 1)]
-        in_order = list(table["index"]) == list(range(n)) if n else True
-        # (A job killed while its processes exit may have written everything.)
-        whole = complete == 0 or "profile" in f
-        ok = n >= lines and in_order and not short and whole
-        check(ok, f"trial {k}: killed {delay:.2f} s after the file appeared ({'after the job ended' if ended else 'while it ran'}): "
-              f"{n} epochs in the file, {lines} in the live log before the kill, rows in order {in_order}, "
-              f"metrics with neither that many rows nor one more {short}, complete {complete}")
+        ok, what = holds(f, lines)
+    check(ok, f"trial {k}: killed {delay:.2f} s after the file appeared ({'after the job ended' if ended else 'while it ran'}): "
+          + what)
     return lines
 
 
