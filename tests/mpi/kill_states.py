@@ -36,7 +36,7 @@ import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kill_trials import holds  # noqa: E402
-from run_scenario import Checks, fresh_workdir, launch, mpi_env, script_arguments  # noqa: E402
+from run_scenario import Checks, fresh_workdir, launch, mpi_env, sanitizer_runtimes, script_arguments  # noqa: E402
 
 
 def run(args, work, name, check, **env):
@@ -46,7 +46,7 @@ def run(args, work, name, check, **env):
     log = work / f"{name}.calls"
     cmd = launch(args.mpiexec, 4) + [args.exe, "7", "80"]
     environment = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_EPOCH_SECONDS="0", ONLINEWS_BUFFER="64K",
-                          LD_PRELOAD=args.shim, FILE_STATES_TARGET=str(out), FILE_STATES_DIR=str(states),
+                          LD_PRELOAD=":".join(sanitizer_runtimes(args.exe) + [args.shim]), FILE_STATES_TARGET=str(out), FILE_STATES_DIR=str(states),
                           FILE_STATES_LOG=str(log), **env)
     with open(work / f"{name}.log", "w") as output:
         rc = subprocess.run(cmd, env=environment, cwd=work, stdout=output, stderr=subprocess.STDOUT,
