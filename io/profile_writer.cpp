@@ -2,6 +2,8 @@
 // all ranks through parallel HDF5 (profile.cpp decides and gathers).
 #include <hdf5.h>
 
+#include <algorithm>
+
 #include "h5_file.hpp"
 #include "h5_helpers.hpp"
 
@@ -68,26 +70,32 @@ bool write_matrices(const std::string& path, const std::vector<MetricDef>& metri
 
 namespace {
 
-// The parallel close writes the metadata, the superblock with its end of
-// file among them, before the driver extends the file to that end: a kill
-// in between left a file up to 3 KiB short of it (tests/mpi/kill_states.py;
-// every state of the file seen).  So the file is extended first, as
-// flush_kill_safe does for the serial file (collectively: MPI_File_set_size
-// needs one size on every rank).  The file stays longer than its recorded
-// end, which every reader accepts; the serial reopen that marks it complete
-// trims it.
-void extend_before_close(hid_t f, MPI_Comm comm) {
-  constexpr hsize_t kSlack = 16384;  // (the space its metadata may still take)
+// Parallel HDF5 writes the superblock, with its end of file, before the
+// file reaches that end: at the close, whose metadata goes out before the
+// driver extends the file, and with MPICH's ROMIO already during the
+// datasets' writes.  A kill in between left a file up to 5 KiB short of
+// it (tests/mpi/kill_states.py, every state of the file seen).  So the
+// file is extended first, as flush_kill_safe does for the serial file:
+// after the open, by the profile's size and its metadata, and again
+// before the close (collectively: MPI_File_set_size needs one size on
+// every rank).  The file stays longer than its recorded end, which every
+// reader accepts; the serial reopen that marks it complete trims it.
+void extend_collectively(hid_t f, MPI_Comm comm, hsize_t more) {
   hsize_t allocated = 0;
   void* handle = nullptr;
-  long long mine = H5Fget_filesize(f, &allocated) >= 0 && H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) >= 0 &&
-                           handle != nullptr
-                       ? static_cast<long long>(allocated + kSlack)
-                       : -1;
+  MPI_Offset size = 0;
+  long long mine = -1;
+  if (H5Fget_filesize(f, &allocated) >= 0 && H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) >= 0 && handle != nullptr &&
+      PMPI_File_get_size(*static_cast<MPI_File*>(handle), &size) == MPI_SUCCESS) {
+    mine = std::max(static_cast<long long>(allocated + more), static_cast<long long>(size));  // (never shorter)
+  }
   long long range[2] = {mine, -mine}, all[2] = {0, 0};  // (max and -min: any rank without a size skips it)
   PMPI_Allreduce(range, all, 2, MPI_LONG_LONG, MPI_MAX, comm);
   if (-all[1] >= 0) PMPI_File_set_size(*static_cast<MPI_File*>(handle), static_cast<MPI_Offset>(all[0]));
 }
+
+constexpr hsize_t kMetadataSlack = 16384;    // (what a close's metadata may still take)
+constexpr hsize_t kDatasetMetadata = 8192;   // (a metric's header and attributes, generously)
 
 }  // namespace
 
@@ -109,6 +117,10 @@ bool write_parallel(const std::string& path, MPI_Comm comm, const std::vector<Me
     return false;
   }
   bool ok = true;
+  const hsize_t nm = metrics.size();
+  extend_collectively(f, comm,
+                      nm * static_cast<hsize_t>(n_callpaths) * static_cast<hsize_t>(n_locations) * sizeof(double) +
+                          nm * kDatasetMetadata + kMetadataSlack);
   hid_t g = create_group(f, "profile");
   hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
@@ -151,7 +163,7 @@ bool write_parallel(const std::string& path, MPI_Comm comm, const std::vector<Me
   }
   H5Pclose(dxpl);
   H5Gclose(g);
-  extend_before_close(f, comm);
+  extend_collectively(f, comm, kMetadataSlack);
   ok = H5Fclose(f) >= 0 && ok;
   int mine = ok ? 1 : 0, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);

@@ -42,7 +42,7 @@
  *             and MPI_Wait.  Ranks 1 and 3 digest the previous item first (D
  *             = 20 ms, "digest"), then post MPI_Recv.  The receivers set the
  *             pace: every send waits D - P = 10 ms for its receive (Late
- *             Receiver on ranks 0 and 2: N x 10 ms each, 1.5 s for N = 150),
+ *             Receiver on ranks 0 and 2: N x 10 ms each, 2.25 s for N = 225),
  *             caused by the digest (delay costs there, short-term); the
  *             receivers never wait (Late Sender 0), and the critical path
  *             runs through the digest (N x D).  Run with
