@@ -31,6 +31,7 @@ class H5File final : public H5Output {
   bool append_pvars(const std::vector<double>& values, const std::vector<std::string>& names, int n_ranks) override;
   bool write_grid_views(const std::vector<std::string>& names, const Grid& grid,
                         std::vector<double>& epoch_ends) override;
+  bool failed() const override { return failed_; }
   void close() override;
 
  private:
@@ -63,6 +64,7 @@ class H5File final : public H5Output {
   // file into the superblock, so the flush makes the file that much longer
   // first (h5_flush.cpp, flush_kill_safe).
   std::uint64_t dirty_bytes_ = 0;
+  bool failed_ = false;  // a flush failed (failed())
   std::vector<std::pair<std::int64_t, std::uint64_t>> chunk_bytes_;  // per open dataset (asked once)
   void written(std::int64_t d);
   bool flush_file();

@@ -15,6 +15,7 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes);
 // H5Fclose after flush_kill_safe: HDF5's close otherwise releases space,
 // truncates the file, and only then rewrites the superblock's end of file,
 // so a kill between the two leaves a file no reader opens (h5_flush.cpp).
+// A file whose flush fails is left open, for HDF5's shutdown.
 bool close_kill_safe(hid_t file, hsize_t chunk_bytes = 0);
 
 // Links and attributes kept in the object header, never in a fractal heap:

@@ -129,6 +129,10 @@ class H5Output {
   // gets the epochs' end times from /epochs/table.
   virtual bool write_grid_views(const std::vector<std::string>& names, const Grid& grid,
                                 std::vector<double>& epoch_ends) = 0;
+  // A flush of the file failed (a full disk, an exceeded quota): nothing
+  // more is written to it, and close() leaves it to HDF5's own shutdown
+  // (h5_flush.cpp, H5File::flush_file).
+  virtual bool failed() const = 0;
   virtual void close() = 0;
 };
 

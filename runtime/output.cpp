@@ -289,7 +289,7 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     write_seconds += 1e-9 * static_cast<double>(monotonic_ns() - w0);
     return r;
   };
-  if (s.h5) {
+  if (s.h5 && !s.h5->failed()) {
     const int nloc_all = static_cast<int>(s.locations.size());
     constexpr std::size_t kPart = 2;  // datasets per part (~0.15 ms each, flushed)
     co_await hdf5_free();
@@ -306,7 +306,13 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     co_await hdf5_free();
     ok = timed([&] { return s.h5->append_epoch_end(); }) && ok;
     s.appending = false;
-    if (!ok) log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
+    if (!ok && s.h5->failed()) {
+      log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path +
+                  "' failed (is the disk full, or a quota exceeded?): no more epochs, no profile are written to it; "
+                  "it keeps the epochs before");
+    } else if (!ok) {
+      log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
+    }
   }
   s.live.epoch(row, live_totals(matrix));
   if (s.cfg.verbose >= 2) {

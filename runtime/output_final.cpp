@@ -122,7 +122,10 @@ void finish_output(State& s) {
     metrics.push_back({i.name, i.display, i.unit, i.description, i.parent});
   }
   int ok = s.output_ok ? 1 : 0;
-  if (s.rank == 0 && s.h5) {
+  if (s.rank == 0 && s.h5 && s.h5->failed()) {
+    s.h5->close();  // (left to HDF5's shutdown: io/h5output.cpp)
+    ok = 0;
+  } else if (s.rank == 0 && s.h5) {
     bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics, u.callsites);
     if (s.have_topology || !s.topology.graph_kind.empty()) w = s.h5->write_topology(s.topology) && w;
     s.h5->set_attr("epochs", static_cast<std::int64_t>(s.totals.epochs));
@@ -166,7 +169,11 @@ void finish_output(State& s) {
     s.h5->set_attr("eager_limit_remote", static_cast<std::int64_t>(s.defs.eager_limit_remote));
     s.h5->set_attr("mpi_t_pvars", io::comma_joined(s.pvars.names()));
     s.h5->close();
-    if (!w) log_warning("writing definitions to '" + s.output_path + "' failed");
+    if (!w || s.h5->failed()) {
+      log_warning("writing definitions to '" + s.output_path + "' failed" +
+                  (s.h5->failed() ? " (is the disk full, or a quota exceeded?): no profile is written to it" : ""));
+    }
+    if (s.h5->failed()) ok = 0;
   }
   PMPI_Bcast(&ok, 1, MPI_INT, 0, s.tool_world);
   if (ok) {

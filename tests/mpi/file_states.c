@@ -9,9 +9,13 @@
  * also copies the file to FILE_STATES_DIR/state_<pid>_<n>, for the script
  * to open with h5py: a kill is most likely to land right after a truncate
  * (the slowest of these calls; the signal acts when it returns).  At exit
- * it appends "calls <pid> <changes> <truncates> <short>". */
+ * it appends "calls <pid> <changes> <truncates> <short>".
+ *
+ * With FILE_STATES_FULL_AT=<bytes> it is a full disk instead: a write to
+ * the file that would reach past that offset fails with ENOSPC (disk_full.py). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,17 +117,36 @@ __attribute__((destructor)) static void summary(void) {
   log_line(line);
 }
 
-#define WATCH(ret, name, params, args)                                 \
+/* Whether a write of `n` bytes at `at` (-1: the descriptor's position)
+ * finds the disk full (FILE_STATES_FULL_AT). */
+static int full(int fd, off_t at, size_t n) {
+  const char* limit = getenv("FILE_STATES_FULL_AT");
+  if (!limit || inside || !is_target(fd)) return 0;
+  if (at < 0) at = lseek(fd, 0, SEEK_CUR);
+  return at + (off_t)n > (off_t)atoll(limit);
+}
+
+static size_t iov_bytes(const struct iovec* v, int c) {
+  size_t n = 0;
+  for (int i = 0; i < c; ++i) n += v[i].iov_len;
+  return n;
+}
+
+#define WATCH(ret, name, params, args, at, bytes)                      \
   ret name params {                                                    \
     static ret(*real) params;                                          \
     if (!real) real = (ret(*) params)dlsym(RTLD_NEXT, #name);          \
+    if (full(fd, at, bytes)) {                                         \
+      errno = ENOSPC;                                                  \
+      return -1;                                                       \
+    }                                                                  \
     const ret r = real args;                                           \
     changed(fd, #name);                                                \
     return r;                                                          \
   }
-WATCH(ssize_t, pwrite, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o))
-WATCH(ssize_t, pwrite64, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o))
-WATCH(ssize_t, pwritev, (int fd, const struct iovec* v, int c, off_t o), (fd, v, c, o))
-WATCH(ssize_t, write, (int fd, const void* b, size_t n), (fd, b, n))
-WATCH(int, ftruncate, (int fd, off_t l), (fd, l))
-WATCH(int, ftruncate64, (int fd, off_t l), (fd, l))
+WATCH(ssize_t, pwrite, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o), o, n)
+WATCH(ssize_t, pwrite64, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o), o, n)
+WATCH(ssize_t, pwritev, (int fd, const struct iovec* v, int c, off_t o), (fd, v, c, o), o, iov_bytes(v, c))
+WATCH(ssize_t, write, (int fd, const void* b, size_t n), (fd, b, n), -1, n)
+WATCH(int, ftruncate, (int fd, off_t l), (fd, l), 0, 0)
+WATCH(int, ftruncate64, (int fd, off_t l), (fd, l), 0, 0)

@@ -36,7 +36,7 @@ import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kill_trials import holds  # noqa: E402
-from run_scenario import Checks, fresh_workdir, launch, mpi_env, sanitizer_runtimes, script_arguments  # noqa: E402
+from run_scenario import Checks, fresh_workdir, launch, mpi_env, sanitizer_runtimes, script_arguments, verdict  # noqa: E402
 
 
 def run(args, work, name, check, **env):
@@ -89,11 +89,7 @@ def main():
     check = Checks()
     run(args, work, "gathered", check)
     run(args, work, "parallel", check, ONLINEWS_TEST_PARALLEL_PROFILE="1")
-    if check.failures:
-        print(f"FAIL: {len(check.failures)} check(s)")
-        return 1
-    print("PASS")
-    return 0
+    return verdict(check.failures, "PASS")
 
 
 if __name__ == "__main__":
