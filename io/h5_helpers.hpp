@@ -15,8 +15,12 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes);
 // H5Fclose after flush_kill_safe: HDF5's close otherwise releases space,
 // truncates the file, and only then rewrites the superblock's end of file,
 // so a kill between the two leaves a file no reader opens (h5_flush.cpp).
-// A file whose flush fails is left open, for HDF5's shutdown.
+// A file whose flush fails is closed with its writes diverted (below).
 bool close_kill_safe(hid_t file, hsize_t chunk_bytes = 0);
+
+// Sends what HDF5 still writes to a sec2 `file` to an in-memory file, so
+// that its close succeeds: for a file whose writes fail (h5_flush.cpp).
+void divert_writes(hid_t file);
 
 // Links and attributes kept in the object header, never in a fractal heap:
 // a group's creation properties, or the file's (its root group's).  In a

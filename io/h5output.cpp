@@ -398,21 +398,14 @@ void H5File::close_epoch_datasets() {
   chunk_bytes_.clear();
 }
 
-// A file whose flush failed is not closed: H5Fclose would fail in its own
-// flush, and HDF5 1.10 then keeps the file's identifier pointing at freed
-// memory, which its shutdown in MPI_Finalize closes again (a SIGSEGV of
-// the application on a full disk).  Left open, the shutdown closes it
-// once (HDF5 prints that close's errors).
+// A file whose flush failed is closed with its writes diverted
+// (close_kill_safe, divert_writes): the datasets' and the file's closes
+// write what they hold, and must not fail.
 void H5File::close() {
-  if (failed_ && file_ >= 0) {
-    views_ = pvars_ = table_ = file_ = -1;
-    epoch_sets_.clear();
-    chunk_bytes_.clear();
-    return;
-  }
+  if (failed_ && file_ >= 0) divert_writes(file_);
   close_epoch_datasets();
   if (file_ >= 0) {
-    failed_ = !close_kill_safe(file_, dirty_bytes_);  // (left open when its flush failed)
+    failed_ = !close_kill_safe(file_, dirty_bytes_) || failed_;
     dirty_bytes_ = 0;
     file_ = -1;
   }
