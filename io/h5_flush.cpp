@@ -61,6 +61,21 @@ bool sec2_file(hid_t file) {
   return sec2;
 }
 
+// Makes the file at least `end` long before a flush, with its blocks
+// reserved (fallocate over the whole file: the slack of earlier flushes
+// left holes HDF5 may write into).  A full disk, an exceeded quota or the
+// file size limit fail here, before HDF5 has written anything of the
+// flush; it is then not made, and the file keeps what the last one left
+// (a flush that failed halfway left one no reader opened).  Where the file
+// system has no fallocate, the file is only extended (sparse).
+bool reserve(int fd, const struct stat& st, off_t end) {
+  end = std::max(end, st.st_size);
+  if (fallocate(fd, 0, 0, end) == 0) return true;
+  if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) return false;
+  if (st.st_size < end) (void)ftruncate(fd, end);
+  return true;
+}
+
 #ifndef RENAME_NOREPLACE
 constexpr unsigned RENAME_NOREPLACE = 1;  // (linux/fs.h)
 #endif
@@ -139,9 +154,7 @@ bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
   if (sec2_file(file) && H5Fget_filesize(file, &allocated) >= 0 &&
       H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle != nullptr) {
     fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
-    if (fstat(fd, &st) == 0 && static_cast<hsize_t>(st.st_size) < allocated + slack) {
-      (void)ftruncate(fd, static_cast<off_t>(allocated + slack));
-    }
+    if (fstat(fd, &st) == 0 && !reserve(fd, st, static_cast<off_t>(allocated + slack))) return false;
   }
   const bool ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
   // The slack goes again (the driver trims only what it wrote itself), but

@@ -12,7 +12,8 @@
  * it appends "calls <pid> <changes> <truncates> <short>".
  *
  * With FILE_STATES_FULL_AT=<bytes> it is a full disk instead: a write to
- * the file that would reach past that offset fails with ENOSPC (disk_full.py). */
+ * the file, or a reservation of its blocks (fallocate), that would reach
+ * past that offset fails with ENOSPC (disk_full.py). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -148,5 +149,7 @@ WATCH(ssize_t, pwrite, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o)
 WATCH(ssize_t, pwrite64, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o), o, n)
 WATCH(ssize_t, pwritev, (int fd, const struct iovec* v, int c, off_t o), (fd, v, c, o), o, iov_bytes(v, c))
 WATCH(ssize_t, write, (int fd, const void* b, size_t n), (fd, b, n), -1, n)
+WATCH(int, fallocate, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l), o, (size_t)l)
+WATCH(int, fallocate64, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l), o, (size_t)l)
 WATCH(int, ftruncate, (int fd, off_t l), (fd, l), 0, 0)
 WATCH(int, ftruncate64, (int fd, off_t l), (fd, l), 0, 0)
