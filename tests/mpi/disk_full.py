@@ -3,14 +3,13 @@
 was written.
 
 random_program (seed 10, 120 steps, 4 ranks, a cut at every opportunity:
-~70 epochs) runs with file_states.so preloaded as a full disk: every write
-to the result file, and every reservation of its blocks (fallocate), past
-500 000 bytes fails with ENOSPC.  With room the file reaches ~1.1 MB: it
-is ~0.5 MB after its first epoch (the 175 metric tables' first chunks),
-so the disk fills in the first epochs' flushes (each flush first reserves
-what it may write: io/h5_flush.cpp; no flush is made halfway).  That the
-epochs before the failure stay is the unit test's ("a file whose writes
-fail is closed, and keeps the epochs before": 10 epochs and more).
+~70 epochs) runs with file_states.so preloaded as a disk full at 500 000
+bytes: writes to the result file past that fail with ENOSPC, and fstatvfs
+reports only what is left below it.  With room the file reaches ~1.1 MB;
+each flush first asks for room (io/h5_flush.cpp: twice what it may add,
+and 1 MiB), so here the first epoch's flush is not made, and none halfway.
+That the epochs before a failure stay is the unit test's ("a file whose
+writes fail is closed, and keeps the epochs before": 10 epochs and more).
 Before this was handled, HDF5's close failed in
 its flush at MPI_Finalize and left its identifier pointing at freed memory,
 which HDF5's own shutdown closed again: the application died of SIGSEGV

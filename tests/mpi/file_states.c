@@ -13,7 +13,8 @@
  *
  * With FILE_STATES_FULL_AT=<bytes> it is a full disk instead: a write to
  * the file, or a reservation of its blocks (fallocate), that would reach
- * past that offset fails with ENOSPC (disk_full.py). */
+ * past that offset fails with ENOSPC, and fstatvfs on it reports only the
+ * bytes left below that offset as free (disk_full.py). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -149,6 +151,24 @@ WATCH(ssize_t, pwrite, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o)
 WATCH(ssize_t, pwrite64, (int fd, const void* b, size_t n, off_t o), (fd, b, n, o), o, n)
 WATCH(ssize_t, pwritev, (int fd, const struct iovec* v, int c, off_t o), (fd, v, c, o), o, iov_bytes(v, c))
 WATCH(ssize_t, write, (int fd, const void* b, size_t n), (fd, b, n), -1, n)
+/* The free space of a disk full at FILE_STATES_FULL_AT. */
+static void full_disk(int fd, struct statvfs* fs) {
+  const char* limit = getenv("FILE_STATES_FULL_AT");
+  struct stat st;
+  if (!limit || !is_target(fd) || fstat(fd, &st) != 0 || fs->f_frsize == 0) return;
+  const long long left = atoll(limit) - (long long)st.st_size;
+  fs->f_bavail = fs->f_bfree = left > 0 ? (fsblkcnt_t)(left / (long long)fs->f_frsize) : 0;
+}
+
+int fstatvfs(int fd, struct statvfs* fs) {
+  static int (*real)(int, struct statvfs*);
+  if (!real) real = (int (*)(int, struct statvfs*))dlsym(RTLD_NEXT, "fstatvfs");
+  const int r = real(fd, fs);
+  if (r == 0) full_disk(fd, fs);
+  return r;
+}
+
+
 WATCH(int, fallocate, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l), o, (size_t)l)
 WATCH(int, fallocate64, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l), o, (size_t)l)
 WATCH(int, ftruncate, (int fd, off_t l), (fd, l), 0, 0)
