@@ -54,13 +54,15 @@ haddr_t stored_end(int fd) {
   return end == HADDR_UNDEF ? 0 : end;
 }
 
-// Whether `file` is written through the default sec2 driver, whose handle
-// is a file descriptor (the parallel profile's mpio handle is an MPI_File).
-bool sec2_file(hid_t file) {
+// The file descriptor of a `file` written through the default sec2 driver,
+// or -1 (the parallel profile's mpio handle is an MPI_File).
+int sec2_descriptor(hid_t file) {
   const hid_t fapl = H5Fget_access_plist(file);
   const bool sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
   if (fapl >= 0) H5Pclose(fapl);
-  return sec2;
+  void* handle = nullptr;
+  if (!sec2 || H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return -1;
+  return *static_cast<const int*>(handle);
 }
 
 // Makes the file at least `end` long before a flush (sparse), if the file
@@ -161,15 +163,10 @@ bool H5File::publish(std::string& error) {
 
 bool flush_kill_safe(hid_t file, hsize_t chunk_bytes) {
   hsize_t allocated = 0;
-  void* handle = nullptr;
-  int fd = -1;
   struct stat st {};
   const hsize_t slack = chunk_bytes + kFlushSlack;
-  if (sec2_file(file) && H5Fget_filesize(file, &allocated) >= 0 &&
-      H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle != nullptr) {
-    fd = *static_cast<const int*>(handle);  // (the default sec2 driver's descriptor)
-    if (fstat(fd, &st) == 0 && !reserve(fd, st, static_cast<off_t>(allocated + slack))) return false;
-  }
+  const int fd = H5Fget_filesize(file, &allocated) >= 0 ? sec2_descriptor(file) : -1;
+  if (fd >= 0 && fstat(fd, &st) == 0 && !reserve(fd, st, static_cast<off_t>(allocated + slack))) return false;
   const bool ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
   // The slack goes again (the driver trims only what it wrote itself), but
   // never below the end the superblock on disk records: HDF5's end of
@@ -204,9 +201,8 @@ bool close_kill_safe(hid_t file, hsize_t chunk_bytes) {
 // HDF5 still writes (dirty metadata and chunks, at the close) goes there
 // and succeeds, and the file on disk keeps what its last flush left.
 void divert_writes(hid_t file) {
-  void* handle = nullptr;
-  if (!sec2_file(file) || H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
-  const int fd = *static_cast<const int*>(handle);
+  const int fd = sec2_descriptor(file);
+  if (fd < 0) return;
   const int scratch = static_cast<int>(syscall(SYS_memfd_create, "onlinews-unwritable", 1U /* MFD_CLOEXEC */));
   if (scratch < 0) return;
   (void)dup2(scratch, fd);

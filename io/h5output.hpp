@@ -130,8 +130,8 @@ class H5Output {
   virtual bool write_grid_views(const std::vector<std::string>& names, const Grid& grid,
                                 std::vector<double>& epoch_ends) = 0;
   // A flush of the file failed (a full disk, an exceeded quota): nothing
-  // more is written to it, and close() leaves it to HDF5's own shutdown
-  // (h5_flush.cpp, H5File::flush_file).
+  // more is written to it, and close() sends what HDF5 still holds to an
+  // in-memory file (h5_flush.cpp, divert_writes).
   virtual bool failed() const = 0;
   virtual void close() = 0;
 };

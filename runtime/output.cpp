@@ -306,12 +306,11 @@ analysis::Task<> write_epoch_output(State& s, const analysis::EpochFacts& facts,
     co_await hdf5_free();
     ok = timed([&] { return s.h5->append_epoch_end(); }) && ok;
     s.appending = false;
-    if (!ok && s.h5->failed()) {
-      log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path +
-                  "' failed (is the disk full, or a quota exceeded?): no more epochs, no profile are written to it; "
-                  "it keeps the epochs before");
-    } else if (!ok) {
-      log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed");
+    if (!ok) {
+      log_warning("writing epoch " + std::to_string(row.index) + " to '" + s.output_path + "' failed" +
+                  (s.h5->failed() ? " (is the disk full, or a quota exceeded?): no more epochs, no profile are "
+                                    "written to it; it keeps the epochs before"
+                                  : ""));
     }
   }
   s.live.epoch(row, live_totals(matrix));

@@ -123,7 +123,7 @@ void finish_output(State& s) {
   }
   int ok = s.output_ok ? 1 : 0;
   if (s.rank == 0 && s.h5 && s.h5->failed()) {
-    s.h5->close();  // (left to HDF5's shutdown: io/h5output.cpp)
+    s.h5->close();  // (its writes diverted: io/h5output.cpp)
     ok = 0;
   } else if (s.rank == 0 && s.h5) {
     bool w = s.h5->write_definitions(u.regions, u.callpaths, s.locations, metrics, u.callsites);

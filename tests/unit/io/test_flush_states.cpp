@@ -108,6 +108,14 @@ void check_as_killed(const std::string& path, const std::string& copy, int epoch
   H5Fclose(f);
 }
 
+// As many metric datasets as the real file has (~175): the flush's slack
+// is sized by the chunks written since the last flush.
+std::vector<onlinews::io::MetricDef> many_metrics() {
+  std::vector<onlinews::io::MetricDef> metrics;
+  for (int m = 0; m < 175; ++m) metrics.push_back({"m" + std::to_string(m), "M", "sec", "test metric", -1});
+  return metrics;
+}
+
 struct TempDir {
   fs::path dir;
   TempDir() {
@@ -124,10 +132,7 @@ TEST_CASE("every flush leaves a file that opens, with the epochs it says", "[io]
   const ModuleApi& api = module_api();
   TempDir tmp;
   const std::string path = (tmp.dir / "run.h5").string(), copy = (tmp.dir / "as_killed.h5").string();
-  // As many metric datasets as the real file has (~175): the flush's slack
-  // is sized by the chunks written since the last flush.
-  std::vector<onlinews::io::MetricDef> metrics;
-  for (int m = 0; m < 175; ++m) metrics.push_back({"m" + std::to_string(m), "M", "sec", "test metric", -1});
+  const std::vector<onlinews::io::MetricDef> metrics = many_metrics();
   std::unique_ptr<H5Output> out(api.new_output());
   std::string error;
   REQUIRE(out->create(path, metrics, 4, error));
@@ -185,8 +190,7 @@ TEST_CASE("a file whose writes fail is closed, and keeps the epochs before", "[i
   const ModuleApi& api = module_api();
   TempDir tmp;
   const std::string path = (tmp.dir / "run.h5").string(), copy = (tmp.dir / "after.h5").string();
-  std::vector<onlinews::io::MetricDef> metrics;
-  for (int m = 0; m < 175; ++m) metrics.push_back({"m" + std::to_string(m), "M", "sec", "test metric", -1});
+  const std::vector<onlinews::io::MetricDef> metrics = many_metrics();
   std::unique_ptr<H5Output> out(api.new_output());
   std::string error;
   REQUIRE(out->create(path, metrics, 4, error));
