@@ -76,6 +76,30 @@ SUMMARY: ThreadSanitizer: data race /src/onlinews/runtime/hooks_p2p.cpp:88 in on
 ==================
 """
 
+# (The CI run's report, shortened: our frame's timespec, then ob1's request
+# on the same stack address, locked by another thread.)
+TSAN_STACK_REUSE = """==================
+WARNING: ThreadSanitizer: data race (pid=203)
+  Atomic read of size 1 at 0x7fffbb1fab08 by thread T3:
+    #0 pthread_mutex_lock ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:4324 (libtsan.so.2+0x558e1)
+    #1 <null> <null> (mca_pml_ob1.so+0x1bc59)
+    #2 ring /src/onlinews/tests/mpi/thread_ring.c:114 (thread_ring_plain+0x2df3)
+
+  Previous write of size 8 at 0x7fffbb1fab08 by main thread:
+    #0 clock_gettime ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:2185 (libtsan.so.2+0x43563)
+    #1 onlinews::rt::monotonic_ns() /src/onlinews/runtime/clock.hpp:21 (libonlinews.so+0xaf8d1)
+    #2 onlinews::rt::call_enter(onlinews::rt::Call&) /src/onlinews/runtime/hooks.hpp:134 (libonlinews.so+0xaf8d1)
+
+  Location is stack of main thread.
+
+SUMMARY: ThreadSanitizer: data race (mca_pml_ob1.so+0x1bc59)
+==================
+"""
+
+# The same, but the stack is another thread's than the one whose access
+# was ours: not a reused frame of ours.
+TSAN_OTHER_STACK = TSAN_STACK_REUSE.replace("Location is stack of main thread", "Location is stack of thread T3")
+
 UBSAN = """/src/onlinews/inline_analysis/sym.cpp:40:7: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'
     #0 0x7f1 in onlinews::analysis::SymTable::reduce /src/onlinews/inline_analysis/sym.cpp:40
 """
@@ -100,6 +124,9 @@ def main():
         ("a test program's own leak is not the library's", [TEST_PROGRAM_LEAK], 0, "1 elsewhere"),
         ("a race inside Open MPI's progress, driven by our PMPI call", [TSAN_OPEN_MPI], 0, "1 elsewhere"),
         ("a race in onlinews code", [TSAN_OPEN_MPI, TSAN_OURS], 1, "1 sanitizer report(s)"),
+        ("Open MPI on a stack our returned frame used (the owning thread's earlier access)", [TSAN_STACK_REUSE], 0,
+         "data race on a reused stack"),
+        ("the same on another thread's stack is ours", [TSAN_OTHER_STACK], 1, "1 sanitizer report(s)"),
         ("undefined behaviour is always ours", [UBSAN], 1, "1 sanitizer report(s)"),
         ("no reports", [], 0, "0 elsewhere, 0 log files"),
     ]
