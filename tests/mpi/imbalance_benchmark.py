@@ -10,7 +10,11 @@ random amount) the designed shares are printed, not checked, and what
 holds whatever each phase's overrun is checked instead:
   * the critical-path imbalance is at least the profile's max - avg (a
     path through each iteration's slowest rank holds at least the
-    slowest rank's total);
+    slowest rank's total), less a point and the spread of the totals of
+    the ranks designed to work as long as the busiest one: the path goes
+    through the rank that arrives last at each barrier, on a loaded
+    machine possibly one held up outside work() whose sleeps overran less
+    than the busiest rank's (a CI run under ASan: 24.8 % against 25.9 %);
   * static: both at least 15 % (ranks 0-3 sleep 20 ms longer than ranks
     4-7 in every iteration);
   * dynamic: the critical path at least 12 % and 8 points over the
@@ -37,11 +41,39 @@ EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
 TOLERANCE = 3.0  # percentage points: sleep and scheduling jitter on 8 oversubscribed ranks
 
 
-def untimed_relations(scenario, cp, prof):
+def designed_work(scenario, rank, ranks=8, iterations=32):
+    """Seconds of work() imbalance.c gives `rank` in `scenario`."""
+    w, heavy = 0.040, 0.050
+    light = w - 0.010 / 7.0
+    total = 0.0
+    for it in range(iterations):
+        t = w
+        if scenario == "static":
+            t = heavy if rank < ranks // 2 else 2 * w - heavy
+        if scenario == "dynamic":
+            t = heavy if rank == it % ranks else light
+        if scenario == "mixed":
+            t = heavy if rank == (0 if it < iterations // 2 else 1) else light
+        total += t
+    return total
+
+
+def overrun_spread(scenario, per_rank):
+    """Percent of the average: max - min of the measured totals of the
+    ranks designed to work as long as the busiest one."""
+    busiest = int(per_rank.argmax())
+    alike = [r for r in range(len(per_rank))
+             if abs(designed_work(scenario, r) - designed_work(scenario, busiest)) < 1e-9]
+    return 100 * (per_rank[alike].max() - per_rank[alike].min()) / per_rank.mean()
+
+
+def untimed_relations(scenario, cp, prof, spread):
     """What must hold however long each sleep overran (module docstring);
     returns the broken relations."""
     want = []
-    want.append((cp >= prof - 1.0, f"critical-path imbalance {cp:.1f}% below the profile's {prof:.1f}%"))
+    want.append((cp >= prof - 1.0 - spread,
+                 f"critical-path imbalance {cp:.1f}% below the profile's {prof:.1f}% "
+                 f"(less the busiest rank's group spread, {spread:.1f}%)"))
     if scenario == "static":
         want.append((cp >= 15.0 and prof >= 15.0, f"{cp:.1f}% / {prof:.1f}%, want both >= 15%"))
     if scenario == "dynamic":
@@ -78,7 +110,7 @@ def main():
         prof = 100 * (per_rank.max() - avg) / avg
         ok = abs(cp_imb - want_cp) <= TOLERANCE and abs(prof - want_prof) <= TOLERANCE
         if args.untimed:
-            broken = untimed_relations(scenario, cp_imb, prof)
+            broken = untimed_relations(scenario, cp_imb, prof, overrun_spread(scenario, per_rank))
             verdict = "FAIL: " + "; ".join(broken) if broken else "ok (untimed: relations only)"
             failures += [f"{scenario}: {b}" for b in broken]
         else:
