@@ -97,8 +97,11 @@ def stack_reuse(kind, block, inner, root):
     module's docstring)."""
     owner = re.search(r"Location is stack of (main thread|thread T\d+)", block)
     earlier = re.search(r"Previous (?:atomic )?(?:read|write) of size \d+ at \S+ by (main thread|thread T\d+)", block)
+    # (Stacks in report order: the current access, the earlier one, then
+    # where threads or mutexes were created, which must not be ours either.)
+    ours = [f is not None and is_ours(f, root) for f in inner]
     return (kind == "data race" and owner is not None and earlier is not None and earlier.group(1) == owner.group(1)
-            and len(inner) >= 2 and inner[0] is not None and not is_ours(inner[0], root))
+            and len(inner) >= 2 and inner[0] is not None and not ours[0] and ours[1] and not any(ours[2:]))
 
 
 def reports(text):
