@@ -384,6 +384,13 @@ class SyncReplay {
   friend class SyncContext;
   Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
   std::vector<SyncPoint> points_;
+  struct PointKey {
+    std::size_t event;
+    std::int64_t moment;
+    std::uint32_t index;
+  };
+  std::vector<PointKey> sort_keys_;  // collect(): the points' order (kept for its capacity)
+  std::vector<SyncPoint> sorted_;    // ... and the points in it
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)
