@@ -3,11 +3,11 @@
  *
  *   ONLINEWS_OUTPUT=heat.h5 mpirun -np 4 ./heat2d [N [ITERATIONS [CHECKED]]]
  *
- * Defaults: N = 2048, 240 iterations, CHECKED = 25 (see THE IMBALANCE): about 3-4 s on 4 ranks oversubscribed on
- * an idle 2-core machine (up to twice that when other work competes for the
- * cores), and about 100 MB per rank.  (With blocks much smaller than
- * ~1000^2 an iteration is so short that the scheduling noise of an
- * oversubscribed node hides the imbalance.)
+ * Defaults: N = 2048, 240 iterations, CHECKED = 25 (see THE IMBALANCE):
+ * about 3-4 s on 4 ranks oversubscribed on an idle 2-core machine (up to
+ * twice that when other work competes for the cores), and about 100 MB per
+ * rank.  (With blocks much smaller than ~1000^2 an iteration is so short
+ * that the scheduling noise of an oversubscribed node hides the imbalance.)
  *
  * The P processes form a non-periodic Cartesian grid (MPI_Dims_create +
  * MPI_Cart_create; 4 ranks give 2 x 2).  Each owns an N x N block of interior
@@ -30,12 +30,12 @@
  * "stencil" every iteration: they recompute the update of the first CHECKED
  * percent of their rows (default 25: a quarter) into a scratch array, compare
  * it with the real update and store the number of mismatches (always 0) in a
- * volatile sink.  That is real, deterministic floating-point work: +15 to
- * +40 % stencil time on those ranks at the default, by machine and load, and
- * about twice the stencil time at CHECKED = 100 (measured with 2 ranks on a
- * 2-core machine).  It leaves the solution untouched:
- * residual and checksum are the same without it, or with any CHECKED (compile
- * with -DHEAT2D_BALANCED to check).
+ * volatile sink.  That is real, deterministic floating-point work.  With 2
+ * ranks on a 2-core machine it added 15 to 40 % to those ranks' stencil time
+ * at the default, varying between runs and sessions, and doubled it at
+ * CHECKED = 100.  It leaves the solution untouched: residual and checksum are
+ * the same without it, or with any CHECKED (compile with -DHEAT2D_BALANCED to
+ * check).
  *
  * WHAT ONLINEWS SHOULD REPORT (4 ranks, 2 x 2 grid):
  *   - Late Sender in MPI_Waitall (call path heat2d > halo_exchange) on the
@@ -73,8 +73,8 @@ static long parse_arg(const char* s, long dflt, long max, const char* what, int 
   long v = strtol(s, &end, 10);
   if (*s == '\0' || *end != '\0' || v <= 0 || v > max) {
     if (rank == 0)
-      fprintf(stderr, "heat2d: invalid %s '%s' (usage: heat2d [N [ITERATIONS [CHECKED]]], CHECKED in 1..100)\n",
-              what, s);
+      fprintf(stderr, "heat2d: invalid %s '%s': want 1..%ld (usage: heat2d [N [ITERATIONS [CHECKED]]])\n", what, s,
+              max);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   return v;
@@ -93,8 +93,8 @@ static void stencil_rows(const double* restrict u, double* restrict out, int n, 
 }
 
 /* The extra work of the slow ranks: recompute the first `percent` % of the
- * update and compare it with the real one.  The result (0 mismatches) goes to a volatile sink so
- * that the compiler cannot drop the computation. */
+ * update and compare it with the real one.  The result (0 mismatches) goes
+ * to a volatile sink so that the compiler cannot drop the computation. */
 static void consistency_check(const double* u, const double* unew, double* scratch, int n, int percent) {
   const int ld = n + 2;
   const int rows = (int)((long)n * percent / 100);

@@ -253,13 +253,14 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   // instructions).  The index keeps the sort stable.
   sort_keys_.clear();
   for (std::size_t k = 1; k < points_.size(); ++k)
-    sort_keys_.push_back({points_[k].event, moment(points_[k]), static_cast<std::uint32_t>(k)});
+    sort_keys_.push_back({points_[k].event, moment(points_[k]), k});
   const auto by_key = [](const PointKey& a, const PointKey& b) {
     return a.event != b.event ? a.event < b.event : a.moment != b.moment ? a.moment < b.moment : a.index < b.index;
   };
   if (!std::is_sorted(sort_keys_.begin(), sort_keys_.end(), by_key)) {
     std::sort(sort_keys_.begin(), sort_keys_.end(), by_key);
     sorted_.clear();
+    sorted_.reserve(points_.size());
     sorted_.push_back(points_[0]);
     for (const PointKey& k : sort_keys_) sorted_.push_back(points_[k.index]);
     points_.swap(sorted_);
