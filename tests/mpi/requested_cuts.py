@@ -266,12 +266,17 @@ def attempt(args, work, mode, k, extra):
     check(truncated == 0, f"{mode}: {truncated} synchronization intervals truncated by {requested} requested cuts (0)")
     if mode == "handshake":
         # What this mode is for: cuts inside waiting synchronous sends (each
-        # message across a cut is one), every one of them analyzed (a lost
-        # Late Receiver analysis is counted in crossing_sync_sends).  Two
-        # lost waits of ~10 ms would also exceed the 1 % above.
+        # message across a cut is one), analyzed (a lost or unexplained
+        # Late Receiver analysis is counted in crossing_sync_sends).  One
+        # may stay open: a cut between a message's matching and the send's
+        # completion (docs/design.md, "Messages"), microseconds on a quiet
+        # machine, but a rank descheduled there stretches it.  The MPICH
+        # step with the ASan tests running beside it gave 1 of 5-6 in 3 of
+        # 3 attempts (its wait exact, its ~14 ms of delay costs missing:
+        # -0.3 %).  Two lost waits of ~10 ms would also exceed the 1 % above.
         crossing, lost = int(req.attrs["cross_epoch_messages"]), int(req.attrs["crossing_sync_sends"])
-        check(crossing >= 2 and lost == 0,
-              f"{mode}: {crossing} messages across requested cuts (>= 2), {lost} of them not analyzed (0)")
+        check(crossing >= 2 and lost <= 1,
+              f"{mode}: {crossing} messages across requested cuts (>= 2), {lost} of them not analyzed (<= 1)")
     for m in ("delay_latesender", "delay_latereceiver"):
         a, b = req.value(m), ref.value(m)
         check(close(a, b, 0.01, 0.001), f"{mode}: {m} (short-term) with requested cuts {a:.4f} s, one epoch {b:.4f} s")
