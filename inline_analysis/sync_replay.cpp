@@ -248,23 +248,9 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     if (s.kind == SyncKind::Collective) return INT64_MAX;
     return s.kind == SyncKind::PairCause ? s.enter : 0;
   };
-  // Sorted by small keys, then moved once: a point is ~110 bytes, and
-  // stable_sort moved each one about log2(n) times (3 % of bench_replay's
-  // instructions).  The index keeps the sort stable.
-  sort_keys_.clear();
-  for (std::size_t k = 1; k < points_.size(); ++k)
-    sort_keys_.push_back({points_[k].event, moment(points_[k]), k});
-  const auto by_key = [](const PointKey& a, const PointKey& b) {
-    return a.event != b.event ? a.event < b.event : a.moment != b.moment ? a.moment < b.moment : a.index < b.index;
-  };
-  if (!std::is_sorted(sort_keys_.begin(), sort_keys_.end(), by_key)) {
-    std::sort(sort_keys_.begin(), sort_keys_.end(), by_key);
-    sorted_.clear();
-    sorted_.reserve(points_.size());
-    sorted_.push_back(points_[0]);
-    for (const PointKey& k : sort_keys_) sorted_.push_back(points_[k.index]);
-    points_.swap(sorted_);
-  }
+  std::stable_sort(points_.begin() + 1, points_.end(), [&moment](const SyncPoint& a, const SyncPoint& b) {
+    return a.event != b.event ? a.event < b.event : moment(a) < moment(b);
+  });
   // Late sends of the window before (kept with their intervals): they come
   // before everything in this window, so the walk reaches them last.
   std::vector<SyncPoint> earlier;

@@ -384,9 +384,6 @@ class SyncReplay {
   friend class SyncContext;
   Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
   std::vector<SyncPoint> points_;
-  struct PointKey { std::size_t event; std::int64_t moment; std::size_t index; };  // collect()'s order
-  std::vector<PointKey> sort_keys_;  // (both kept for their capacity)
-  std::vector<SyncPoint> sorted_;
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)

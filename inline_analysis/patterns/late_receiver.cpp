@@ -11,8 +11,8 @@
 // the receiver's reply and the completion meet: the Wait there, or the
 // Leave of a blocking send whose call was open at the cut (matching.cpp
 // links them; the call's Enter lies before the window).
+#include <set>
 
-#include "../flat_map.hpp"
 #include "../pattern.hpp"
 
 namespace onlinews::analysis {
@@ -35,7 +35,7 @@ class LateReceiver final : public Pattern {
     return (static_cast<std::uint64_t>(location) << 32) | frame;
   }
   void on_late_sender(const LateSenderFinding& f, ReplayContext&) {
-    late_sender_calls_[key(f.location, f.frame)] = true;
+    late_sender_calls_.insert(key(f.location, f.frame));
   }
   void on_send(const Event& e, ReplayContext& ctx) {
     const ReplyRecord* r = ctx.reply();
@@ -45,7 +45,7 @@ class LateReceiver final : public Pattern {
     const RegionDef* reg = ctx.region();
     if (reg == nullptr) return;
     const bool multi = (reg->attrs & region_attr::kMultiCompletion) != 0;
-    if (multi && late_sender_calls_.contains(key(ctx.location(), ctx.frame()))) return;
+    if (multi && late_sender_calls_.count(key(ctx.location(), ctx.frame())) != 0) return;
     const std::int64_t enter = ctx.region_enter(), leave = ctx.region_leave();
     if (leave == kOpen || leave <= r->post_enter || r->post_enter <= enter) return;
     const double w = secs(r->post_enter - enter);
@@ -77,9 +77,7 @@ class LateReceiver final : public Pattern {
     cur = Current{};
   }
 
-  // (One per Late Sender, about one per message: a std::set allocated and
-  // balanced a node for each, 1.9 % of bench_replay's instructions.)
-  FlatMap<std::uint64_t, bool> late_sender_calls_;
+  std::set<std::uint64_t> late_sender_calls_;
   // The call being walked, per thread (calls of several threads interleave
   // in the MPI view under MPI_THREAD_MULTIPLE).
   struct Current {
