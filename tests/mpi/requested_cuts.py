@@ -101,13 +101,14 @@ def expected(mode, r, n, check, label):
         # Rank 3 waits what its consume leaves of rank 2's slow_stage (by
         # design 2 ms + (N - 1) x 0.5 ms; the execution's own stage times
         # carry the sleeps' overshoot).  As in the ring, a loaded machine
-        # only shortens the wait (measured while a build ran: 0.66 of 0.75 s).
+        # only shortens the wait (measured while a build ran: 0.66 of 0.75 s,
+        # and 0.28 of 0.75 s once beside a 2-job build: hence 25 %).
         ls3 = 0.002 + (n - 1) * 0.0005
         w3 = v("mpi_latesender", rank=3)
         designed = 0.002 + v("time", rank=2, region="slow_stage") - v("time", rank=3, region="consume")
-        check(0.5 * designed <= w3 <= 1.1 * designed,
+        check(0.25 * designed <= w3 <= 1.1 * designed,
               f"{label}: rank 3 waits {w3:.4f} s, slow_stage leaves {designed:.4f} s of its consume "
-              f"({ls3:.4f} s by design; 50-110 %)")
+              f"({ls3:.4f} s by design; 25-110 %)")
         # Ranks 1 and 2 wait for the first item only (1.5 ms) by design; filter
         # and produce run at the same pace, so every overshoot of a produce
         # sleep makes rank 1 wait too (up to 15 ms while a build ran).
@@ -181,13 +182,15 @@ def expected(mode, r, n, check, label):
         # the sleeps' overshoot).  A loaded machine only shortens the wait:
         # a rank descheduled inside MPI_Irecv/MPI_Isend (spinning ranks, 4
         # on 2 cores) spends part of it there (measured while a build ran:
-        # 0.42 s of 0.73 s).  A lost or misplaced wait is 0 or 0.75 s more.
+        # 0.42 s of 0.73 s; beside a 2-job build 0.31-0.37 s of 0.68-0.82 s,
+        # 3 of 3 attempts once: hence 25 %).  A lost or misplaced wait is 0
+        # or 0.75 s more.
         c3 = v("time", rank=3, region="compute")
         for rank in (0, 1, 2):
             w, designed = v("mpi_latesender", rank=rank), c3 - v("time", rank=rank, region="compute")
-            check(0.5 * designed <= w <= 1.1 * designed,
+            check(0.25 * designed <= w <= 1.1 * designed,
                   f"{label}: rank {rank} waits {w:.4f} s, its compute leaves {designed:.4f} s of rank 3's "
-                  f"(N x 0.5 ms = {n * 0.0005:.4f} s by design; 50-110 %)")
+                  f"(N x 0.5 ms = {n * 0.0005:.4f} s by design; 25-110 %)")
         check(v("mpi_latesender", rank=3) < 0.1 * n * 0.0005,
               f"{label}: rank 3 waits {v('mpi_latesender', rank=3):.4f} s (it sets the pace: < 10 % of the others')")
         # All the waiting the computation caused is charged to compute, most
