@@ -39,6 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_scenario import Checks, launch, mpi_env, script_args, until_passed, validate  # noqa: E402
 
 WAITS = ["mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_finalize_wait"]
+# A loaded machine only shortens a designed wait: a rank descheduled inside
+# MPI_Irecv/MPI_Isend (spinning ranks, 4 on 2 cores) spends part of it
+# there.  Measured while a build ran: ring 0.42 of 0.73 s, pipeline 0.66 of
+# 0.75 s; beside a 2-job build, ring 0.31-0.37 of 0.68-0.82 s (3 of 3
+# attempts once) and pipeline 0.28 of 0.75 s.  A lost wait reads 0, a
+# misplaced one 0.75 s more (over the 110 %).
+LOADED_WAIT_FLOOR = 0.25
 
 
 def run(args, work, mode, label, env):
@@ -100,13 +107,11 @@ def expected(mode, r, n, check, label):
     if mode == "pipeline":
         # Rank 3 waits what its consume leaves of rank 2's slow_stage (by
         # design 2 ms + (N - 1) x 0.5 ms; the execution's own stage times
-        # carry the sleeps' overshoot).  As in the ring, a loaded machine
-        # only shortens the wait (measured while a build ran: 0.66 of 0.75 s,
-        # and 0.28 of 0.75 s once beside a 2-job build: hence 25 %).
+        # carry the sleeps' overshoot; LOADED_WAIT_FLOOR says why 25 %).
         ls3 = 0.002 + (n - 1) * 0.0005
         w3 = v("mpi_latesender", rank=3)
         designed = 0.002 + v("time", rank=2, region="slow_stage") - v("time", rank=3, region="consume")
-        check(0.25 * designed <= w3 <= 1.1 * designed,
+        check(LOADED_WAIT_FLOOR * designed <= w3 <= 1.1 * designed,
               f"{label}: rank 3 waits {w3:.4f} s, slow_stage leaves {designed:.4f} s of its consume "
               f"({ls3:.4f} s by design; 25-110 %)")
         # Ranks 1 and 2 wait for the first item only (1.5 ms) by design; filter
@@ -179,16 +184,11 @@ def expected(mode, r, n, check, label):
     elif mode == "ring":
         # Each of ranks 0-2 waits what its compute leaves of rank 3's (N x
         # 0.5 ms by design; the execution's own compute times, which carry
-        # the sleeps' overshoot).  A loaded machine only shortens the wait:
-        # a rank descheduled inside MPI_Irecv/MPI_Isend (spinning ranks, 4
-        # on 2 cores) spends part of it there (measured while a build ran:
-        # 0.42 s of 0.73 s; beside a 2-job build 0.31-0.37 s of 0.68-0.82 s,
-        # 3 of 3 attempts once: hence 25 %).  A lost or misplaced wait is 0
-        # or 0.75 s more.
+        # the sleeps' overshoot; LOADED_WAIT_FLOOR says why 25 %).
         c3 = v("time", rank=3, region="compute")
         for rank in (0, 1, 2):
             w, designed = v("mpi_latesender", rank=rank), c3 - v("time", rank=rank, region="compute")
-            check(0.25 * designed <= w <= 1.1 * designed,
+            check(LOADED_WAIT_FLOOR * designed <= w <= 1.1 * designed,
                   f"{label}: rank {rank} waits {w:.4f} s, its compute leaves {designed:.4f} s of rank 3's "
                   f"(N x 0.5 ms = {n * 0.0005:.4f} s by design; 25-110 %)")
         check(v("mpi_latesender", rank=3) < 0.1 * n * 0.0005,
@@ -276,7 +276,9 @@ def attempt(args, work, mode, k, extra):
         # machine, but a rank descheduled there stretches it.  The MPICH
         # step with the ASan tests running beside it gave 1 of 5-6 in 3 of
         # 3 attempts (its wait exact, its ~14 ms of delay costs missing:
-        # -0.3 %).  Two lost waits of ~10 ms would also exceed the 1 % above.
+        # -0.3 %).  A broken analysis across cuts leaves all 5-6 open.  (The
+        # wait comparison above does not catch one lost wait: ~10 ms is
+        # 0.25 % of the 4 s of Late Receiver, inside its 1 %.)
         crossing, lost = int(req.attrs["cross_epoch_messages"]), int(req.attrs["crossing_sync_sends"])
         check(crossing >= 2 and lost <= 1,
               f"{mode}: {crossing} messages across requested cuts (>= 2), {lost} of them not analyzed (<= 1)")
