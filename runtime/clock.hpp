@@ -80,7 +80,9 @@ class ClockMapper {
 };
 
 // Decides whether the TSC is used (kernel clocksource is "tsc") and seeds the
-// slope estimate.  Returns a short description for the output's `clock` attr.
+// slope estimate.  Returns a short description for the output's `clock` attr
+// (without the TSC it names the kernel's clocksource, in a static buffer
+// that the next call overwrites).
 const char* init_clock(ClockMapper& mapper);
 
 }  // namespace onlinews::rt

@@ -130,14 +130,18 @@ const char* init_clock(ClockMapper& mapper) {
 #endif
   mapper.advance(ClockMapper::sample());
   if (g_use_tsc) return "tsc, interpolated to CLOCK_MONOTONIC at each epoch";
-  // Why not the TSC: a timestamp then costs a clock_gettime (26 ns through
-  // the vDSO under kvm-clock against 11 ns for rdtsc, benchmarks/README.md),
-  // and whoever compares runs across machines needs to see that.  (Set once,
-  // in MPI_Init, on the MPI thread.)
+#if ONLINEWS_HAVE_TSC
+  // Name the clocksource that kept the TSC out: a timestamp then costs a
+  // clock_gettime, 2-3x an rdtsc (benchmarks/README.md), and whoever
+  // compares runs across machines needs to see why.  (hooks::pre_init calls
+  // this once, in MPI_Init or MPI_Init_thread, on the MPI thread.)
   static char fallback[96];
   std::snprintf(fallback, sizeof fallback, "CLOCK_MONOTONIC (the kernel's clocksource is %.32s, not tsc)",
                 known ? name.c_str() : "unknown");
   return fallback;
+#else
+  return "CLOCK_MONOTONIC";
+#endif
 }
 
 }  // namespace onlinews::rt
