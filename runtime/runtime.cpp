@@ -122,26 +122,27 @@ ClockMapper::Pair ClockMapper::sample() {
 
 const char* init_clock(ClockMapper& mapper) {
   g_use_tsc = false;
+  const char* what = "CLOCK_MONOTONIC";
+#if ONLINEWS_HAVE_TSC
   std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string name;
   const bool known = static_cast<bool>(cs >> name);
-#if ONLINEWS_HAVE_TSC
-  if (known && name == "tsc") g_use_tsc = true;
+  g_use_tsc = known && name == "tsc";
+  if (g_use_tsc) {
+    what = "tsc, interpolated to CLOCK_MONOTONIC at each epoch";
+  } else {
+    // Name the clocksource that kept the TSC out: a timestamp then costs a
+    // clock_gettime, 2-3x an rdtsc (benchmarks/README.md), and whoever
+    // compares runs across machines needs to see why.  (hooks::pre_init
+    // calls this once, in MPI_Init or MPI_Init_thread, on the MPI thread.)
+    static char fallback[96];
+    std::snprintf(fallback, sizeof fallback, "CLOCK_MONOTONIC (the kernel's clocksource is %.32s, not tsc)",
+                  known ? name.c_str() : "unknown");
+    what = fallback;
+  }
 #endif
-  mapper.advance(ClockMapper::sample());
-  if (g_use_tsc) return "tsc, interpolated to CLOCK_MONOTONIC at each epoch";
-#if ONLINEWS_HAVE_TSC
-  // Name the clocksource that kept the TSC out: a timestamp then costs a
-  // clock_gettime, 2-3x an rdtsc (benchmarks/README.md), and whoever
-  // compares runs across machines needs to see why.  (hooks::pre_init calls
-  // this once, in MPI_Init or MPI_Init_thread, on the MPI thread.)
-  static char fallback[96];
-  std::snprintf(fallback, sizeof fallback, "CLOCK_MONOTONIC (the kernel's clocksource is %.32s, not tsc)",
-                known ? name.c_str() : "unknown");
-  return fallback;
-#else
-  return "CLOCK_MONOTONIC";
-#endif
+  mapper.advance(ClockMapper::sample());  // (after g_use_tsc: the sample reads the raw clock)
+  return what;
 }
 
 }  // namespace onlinews::rt

@@ -305,6 +305,20 @@ def validate(result, clock_error=0.0):
                 "clock", "mpi_library", "start_time"):
         if key not in a:
             problems.append(f"missing root attribute {key}")
+    # The clock names the kernel's clocksource when it is not the TSC
+    # (runtime.cpp, init_clock); the ranks run here, so /sys is theirs.
+    try:
+        source = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().split()[0]
+    except (OSError, IndexError):
+        source = "unknown"
+    if os.uname().machine not in ("x86_64", "i386", "i686"):
+        want = "CLOCK_MONOTONIC"
+    elif source == "tsc":
+        want = "tsc, interpolated to CLOCK_MONOTONIC at each epoch"
+    else:
+        want = f"CLOCK_MONOTONIC (the kernel's clocksource is {source}, not tsc)"
+    if "clock" in a and str(a["clock"]) != want:
+        problems.append(f"root attribute clock is {a['clock']!r}, expected {want!r}")
     ncp, nloc = len(result.cp_region), len(result.loc_rank)
     for m in result.metrics:
         d = result.f["profile/" + m]
