@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "resident.hpp"
+
 namespace onlinews::analysis {
 
 template <class K>
@@ -121,7 +123,7 @@ class FlatMap {
   void grow() { rehash(slots_.empty() ? 16 : slots_.size() * 2); }
   void rehash(std::size_t capacity) {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
+    assign_resident(slots_, capacity, Slot{});
     mask_ = slots_.size() - 1;
     shift_ = 64;
     for (std::size_t n = slots_.size(); n > 1; n >>= 1) --shift_;

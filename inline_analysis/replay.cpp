@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine.hpp"
+#include "resident.hpp"
 
 namespace onlinews::analysis {
 
@@ -119,9 +120,9 @@ Task<> Analyzer::Impl::annotate(LocationWindow& w, Scheduler& sched) {
     const RegionDef* rd = defs.region(callpaths.node(f.callpath).region);
     st.window_mpi = st.window_mpi || (rd != nullptr && rd->kind == RegionKind::Mpi);
   }
-  st.annot.resize(n);  // every entry is written below: no fill
-  st.links.assign(n, -1);
-  st.marks.assign(n, 0);
+  resize_resident(st.annot, n);  // every entry is written below: no fill
+  assign_resident(st.links, n, decltype(st.links)::value_type(-1));
+  assign_resident(st.marks, n, decltype(st.marks)::value_type(0));
   // Forward: call paths, enter times and frames from the persistent stack.
   for (std::size_t lo = 0; lo < n; lo += kSliceEvents) {
     annotate_range(w, st, lo, std::min(n, lo + kSliceEvents));

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "resident.hpp"
+
 namespace onlinews::analysis {
 
 void TermList::grow(std::size_t need) {
@@ -16,9 +18,9 @@ void TermList::grow(std::size_t need) {
 
 void SymTable::reset(std::size_t nodes, std::size_t slots) {
   slots_ = slots;
-  forms_.assign(nodes * slots, Sym{});
-  known_.assign(nodes, 0);
-  clean_.assign(nodes * slots, 0);
+  assign_resident(forms_, nodes * slots, Sym{});
+  assign_resident(known_, nodes, std::uint8_t{0});
+  assign_resident(clean_, nodes * slots, std::uint64_t{0});
   ++generation_;
 }
 

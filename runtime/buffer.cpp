@@ -4,7 +4,7 @@
 namespace onlinews::rt {
 
 ThreadBuffer::ThreadBuffer(std::size_t capacity_events, int thread_index)
-    : queue_(capacity_events), capacity_(capacity_events), thread_index_(thread_index) {}
+    : queue_(capacity_events, kPopulateAheadEvents), capacity_(capacity_events), thread_index_(thread_index) {}
 
 std::uint64_t ThreadBuffer::take_dropped() { return dropped_.exchange(0, std::memory_order_relaxed); }
 

@@ -19,6 +19,11 @@ namespace onlinews::rt {
 // else is dropped and counted; an Enter dropped this way also drops its Leave.
 constexpr std::size_t kLeaveReserve = 256;
 
+// How far ahead of a thread's write position its ring's pages are made
+// resident (EventRing::populate_ahead): more than the fastest recording
+// fills between two progress points of the MPI thread.
+constexpr std::size_t kPopulateAheadEvents = (1u << 20) / sizeof(Event);
+
 class ThreadBuffer {
  public:
   ThreadBuffer(std::size_t capacity_events, int thread_index);
@@ -103,7 +108,12 @@ class ThreadBuffer {
   template <class F>
   std::size_t drain(std::vector<Event>& out, F&& time_of) {
     const std::size_t need = out.size() + queue_.read_available();
-    if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
+    if (need > out.capacity()) {
+      out.reserve(std::max(need, 2 * out.capacity()));
+      // (Fresh pages for the copy in one call, inline_analysis/resident.hpp.
+      // Storage that is reused, epoch after epoch, is resident already.)
+      analysis::populate(out.data() + out.size(), (need - out.size()) * sizeof(Event));
+    }
     return queue_.consume_all([&](const Event& e) {
       out.push_back(e);
       out.back().time = time_of(e.time);
@@ -115,6 +125,8 @@ class ThreadBuffer {
   // The owning thread, having drained its own buffer: see
   // EventRing::rewind_if_empty.
   void rewind_if_empty() { queue_.rewind_if_empty(); }
+  // Any thread: EventRing::populate_ahead.
+  void populate_ahead() { queue_.populate_ahead(kPopulateAheadEvents); }
   // Events dropped since the last call (consumer side).
   std::uint64_t take_dropped();
   // Fill level in [0, 1] (either side; approximate while recording).

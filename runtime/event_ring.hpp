@@ -12,22 +12,33 @@
 //    could not be forwarded (the hooks build events from narrow fields and
 //    copy them wide) waited for those misses to drain.  In the 2-rank 8-byte
 //    ring that one load was 5-8 % of the run (benchmarks/README.md).
+//  * its pages are made resident ahead of the producer, in batches, by the
+//    MPI thread's progress (populate_ahead): a page fault per 128 events in
+//    the application's thread slowed an oversubscribed wavefront's loop by
+//    a fifth (inline_analysis/resident.hpp).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <new>
 
 #include "event.hpp"
+#include "inline_analysis/resident.hpp"
 
 namespace onlinews::rt {
 
 class EventRing {
  public:
-  // Room for `capacity` events (allocated here; pages are touched only when
-  // written).  Throws std::bad_alloc.
-  explicit EventRing(std::size_t capacity)
-      : size_(capacity + 1), slots_(static_cast<Event*>(::operator new(size_ * sizeof(Event)))) {}
-  ~EventRing() { ::operator delete(slots_); }
+  // Room for `capacity` events (allocated here, page-aligned; only the pages
+  // of the first `ahead` events are made resident now).  Throws
+  // std::bad_alloc.
+  explicit EventRing(std::size_t capacity, std::size_t ahead = 0)
+      : size_(capacity + 1),
+        bytes_((size_ * sizeof(Event) + analysis::page_bytes() - 1) / analysis::page_bytes() * analysis::page_bytes()),
+        slots_(static_cast<Event*>(::operator new(bytes_, std::align_val_t(analysis::page_bytes())))) {
+    populate_ahead(ahead);
+  }
+  ~EventRing() { ::operator delete(slots_, std::align_val_t(analysis::page_bytes())); }
   EventRing(const EventRing&) = delete;
   EventRing& operator=(const EventRing&) = delete;
 
@@ -90,6 +101,26 @@ class EventRing {
     return n;
   }
 
+  // Any thread: makes the pages up to `ahead` events beyond the write
+  // position resident (inline_analysis/resident.hpp), in steps of at least a quarter of
+  // `ahead` so that the calls stay few.  Pages behind the front stay
+  // resident; once every page is, this costs two loads.
+  void populate_ahead(std::size_t ahead) {
+    const std::size_t done = populated_.load(std::memory_order_relaxed);
+    if (done == bytes_ || ahead == 0) return;
+    const std::size_t w = write_.load(std::memory_order_relaxed) * sizeof(Event);
+    const std::size_t want = std::min(bytes_, w + ahead * sizeof(Event));
+    if (want <= done || (want < bytes_ && want - done < ahead * sizeof(Event) / 4)) return;
+    const std::size_t page = analysis::page_bytes();
+    const std::size_t end = std::min(bytes_, (want + page - 1) / page * page);
+    analysis::populate(reinterpret_cast<char*>(slots_) + done, end - done);
+    populated_.store(end, std::memory_order_relaxed);
+  }
+  // Bytes from the array's start made resident so far, and the array
+  // (tests).
+  std::size_t populated_bytes() const { return populated_.load(std::memory_order_relaxed); }
+  const void* data() const { return slots_; }
+
   // Where the next push goes (tests, diagnostics).
   std::size_t write_index() const { return write_.load(std::memory_order_acquire); }
   // The consumer when it is also the producer (the owning thread, between
@@ -112,8 +143,10 @@ class EventRing {
   static constexpr std::size_t kPrefetch = 16;  // events (8 cache lines) ahead
   std::size_t free_between(std::size_t w, std::size_t r) const { return r > w ? r - w - 1 : size_ - (w - r) - 1; }
 
-  const std::size_t size_;  // slots: capacity + 1 (one stays empty)
+  const std::size_t size_;   // slots: capacity + 1 (one stays empty)
+  const std::size_t bytes_;  // the array's size, whole pages
   Event* const slots_;
+  std::atomic<std::size_t> populated_{0};  // bytes from slots_ (whole pages, or bytes_)
   alignas(64) std::atomic<std::size_t> write_{0};  // producer writes
   std::size_t read_seen_ = 0;                       // producer's copy of read_
   alignas(64) std::atomic<std::size_t> read_{0};   // consumer writes

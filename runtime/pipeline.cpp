@@ -199,6 +199,13 @@ void Pipeline::drain(bool all) {
   }
 }
 
+void Pipeline::relieve() {
+  for (int i = 0; i < s_.buffers.count(); ++i) {
+    if (ThreadBuffer* b = s_.buffers.at(i)) b->populate_ahead();
+  }
+  drain(false);
+}
+
 Pipeline::SampleCounts Pipeline::sample_counts() const {
   SampleCounts c;
   for (const SamplePlacer& p : placers_) {

@@ -76,8 +76,9 @@ class Pipeline {
   std::size_t open_events() const;
   // MPI thread, at a progress point: moves buffers that pass half full into
   // the pipeline, also while the analysis coroutine waits for other ranks
-  // or has not started (else the next events would be dropped).
-  void relieve() { drain(false); }
+  // or has not started (else the next events would be dropped); and keeps
+  // every ring's pages resident ahead of its writer (EventRing::populate_ahead).
+  void relieve();
   bool failed() const { return failed_; }
   // MPI_Finalize's safety net (epoch.cpp): the epochs not analyzed yet are
   // given up.  The suspended analysis is never resumed (nor destroyed: the

@@ -44,6 +44,7 @@
 #include <map>
 #include <tuple>
 
+#include "../resident.hpp"
 #include "../sync_replay.hpp"
 
 namespace onlinews::analysis {
@@ -79,9 +80,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
   void begin_walk(SyncContext& ctx) override {
     group_event_ = SIZE_MAX;
-    cost_.assign(ctx.points().size(), Sym{});
+    assign_resident(cost_, ctx.points().size(), Sym{});
     open_.clear();
-    carried_cost_.assign(ctx.carried_waits().size(), Sym{});
+    assign_resident(carried_cost_, ctx.carried_waits().size(), Sym{});
     lost_ = Sym{};
   }
 

@@ -1,5 +1,7 @@
 // The ring under each thread's event buffer: order across the array's end,
 // full and empty, and the producer's cached view of the consumer.
+#include <sys/mman.h>
+
 #include <catch2/catch.hpp>
 
 #include "runtime/event_ring.hpp"
@@ -8,6 +10,17 @@ using namespace onlinews;
 using namespace onlinews::rt;
 
 namespace {
+// Whether every page of [from, to) bytes of the ring's array is resident.
+bool resident(const EventRing& r, std::size_t from, std::size_t to) {
+  const std::size_t page = analysis::page_bytes();
+  std::vector<unsigned char> v((to - from + page - 1) / page);
+  REQUIRE(::mincore(const_cast<char*>(static_cast<const char*>(r.data())) + from, to - from, v.data()) == 0);
+  for (unsigned char c : v) {
+    if ((c & 1) == 0) return false;
+  }
+  return true;
+}
+
 std::vector<std::uint64_t> take(EventRing& r) {
   std::vector<std::uint64_t> t;
   r.consume_all([&](const Event& e) { t.push_back(e.time); });
@@ -69,4 +82,42 @@ TEST_CASE("a rewound ring forgets the producer's cached view of the consumer", "
   CHECK(r.write_index() == 0);
   // A kept position of 6 would show 5 free slots here without looking again.
   CHECK(r.write_available(0) == 8);
+}
+
+TEST_CASE("the ring's pages are made resident ahead of the producer, in batches", "[buffer]") {
+  const std::size_t page = analysis::page_bytes();
+  const std::size_t ahead = 4 * page / sizeof(Event);  // four pages
+  EventRing r(1 << 20, ahead);                         // 32 MiB
+  CHECK(reinterpret_cast<std::uintptr_t>(r.data()) % page == 0);
+  if (!analysis::populate_supported().load()) {
+    WARN("this kernel has no MADV_POPULATE_WRITE (Linux < 5.14): pages fault in when written");
+    return;
+  }
+  CHECK(r.populated_bytes() == 4 * page);
+  CHECK(resident(r, 0, 4 * page));
+  CHECK_FALSE(resident(r, 16 << 20, (16 << 20) + page));  // far ahead: untouched
+  // Half a page written: the front lies less than a quarter of `ahead` (a
+  // page) short of four pages beyond the producer -- nothing to do yet.
+  const std::size_t half = page / 2 / sizeof(Event);
+  for (std::size_t i = 0; i < half; ++i) REQUIRE(r.push(Event::enter(i, 1)));
+  r.populate_ahead(ahead);
+  CHECK(r.populated_bytes() == 4 * page);
+  // Two pages written: the front moves to four pages beyond the producer.
+  for (std::size_t i = 0; i < 3 * half; ++i) REQUIRE(r.push(Event::enter(i, 1)));
+  r.populate_ahead(ahead);
+  CHECK(r.populated_bytes() == 6 * page);
+  CHECK(resident(r, 0, 6 * page));
+  CHECK(take(r).size() == 2 * page / sizeof(Event));  // (contents untouched by it)
+}
+
+TEST_CASE("a small ring is resident whole from the start", "[buffer]") {
+  const std::size_t page = analysis::page_bytes();
+  EventRing r(100, 1 << 20);
+  if (!analysis::populate_supported().load()) return;
+  // 101 slots of 32 bytes fill the array's pages partly: all of them count.
+  CHECK(r.populated_bytes() == (101 * sizeof(Event) + page - 1) / page * page);
+  CHECK(resident(r, 0, r.populated_bytes()));
+  for (std::uint64_t i = 0; i < 100; ++i) REQUIRE(r.push(Event::enter(i, 1)));
+  r.populate_ahead(1 << 20);  // (nothing left to do)
+  CHECK(take(r).size() == 100);
 }
