@@ -6,7 +6,7 @@
 // ("Page faults in the loop"): a 4-rank wavefront touching a fresh page every
 // 4 steps (what the event ring did) ran its loop 20 % slower; the same pages
 // made resident 64 at a time, 2 % slower.  An epoch's first analysis, in
-// fresh memory, faulted ~4 000 times a rank in the same run.
+// fresh memory, faults too (benchmarks/README.md, fortieth session).
 #pragma once
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux >= 5.14
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23  // Linux >= 5.14 (older C library headers lack it)
 #endif
 
 namespace onlinews::analysis {
@@ -55,23 +55,31 @@ inline void populate(void* p, std::size_t bytes) {
   errno = saved;
 }
 
+// Below this a system call saves too few page faults to be worth it (and
+// small blocks often come from malloc memory that is resident already).
+constexpr std::size_t kPopulateMinBytes = 64 * 1024;
+
 // `v` resized to `n` (new elements value-initialized), or assigned `n`
-// copies of `x`: where that needs new storage, its pages are made resident
-// first.  The capacity grows as std::vector's would (at least doubling).
+// copies of `x`.  Where that needs new storage, the pages it writes now
+// are made resident first; capacity beyond `n` is not.  The capacity grows
+// as std::vector's would.
 template <class T, class A>
 void resize_resident(std::vector<T, A>& v, std::size_t n) {
-  if (n > v.capacity()) {
-    v.reserve(std::max(n, 2 * v.capacity()));
+  if (n > v.capacity() && (n - v.size()) * sizeof(T) >= kPopulateMinBytes) {
+    v.reserve(std::max(n, 2 * v.size()));
     populate(v.data() + v.size(), (n - v.size()) * sizeof(T));
   }
   v.resize(n);
 }
 template <class T, class A>
 void assign_resident(std::vector<T, A>& v, std::size_t n, const T& x) {
-  if (n > v.capacity()) {
-    v.clear();
-    v.reserve(std::max(n, 2 * v.capacity()));
-    populate(v.data(), n * sizeof(T));
+  if (n > v.capacity() && n * sizeof(T) >= kPopulateMinBytes) {
+    std::vector<T, A> fresh(v.get_allocator());  // (`v` unchanged if this throws; `x` may lie in it)
+    fresh.reserve(n);
+    populate(fresh.data(), n * sizeof(T));
+    fresh.assign(n, x);
+    v.swap(fresh);
+    return;
   }
   v.assign(n, x);
 }

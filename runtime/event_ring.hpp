@@ -101,7 +101,8 @@ class EventRing {
     return n;
   }
 
-  // Any thread: makes the pages up to `ahead` events beyond the write
+  // One thread at a time (the MPI thread; the constructor on the owner's
+  // before the ring is shared): makes the pages up to `ahead` events beyond the write
   // position resident (inline_analysis/resident.hpp), in steps of at least a quarter of
   // `ahead` so that the calls stay few.  Pages behind the front stay
   // resident; once every page is, this costs two loads.
@@ -146,10 +147,12 @@ class EventRing {
   const std::size_t size_;   // slots: capacity + 1 (one stays empty)
   const std::size_t bytes_;  // the array's size, whole pages
   Event* const slots_;
-  std::atomic<std::size_t> populated_{0};  // bytes from slots_ (whole pages, or bytes_)
   alignas(64) std::atomic<std::size_t> write_{0};  // producer writes
   std::size_t read_seen_ = 0;                       // producer's copy of read_
   alignas(64) std::atomic<std::size_t> read_{0};   // consumer writes
+  // Bytes from slots_ made resident (whole pages, or bytes_): written by
+  // populate_ahead, off the producer's cache lines.
+  std::atomic<std::size_t> populated_{0};
 };
 
 }  // namespace onlinews::rt

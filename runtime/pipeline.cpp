@@ -200,10 +200,11 @@ void Pipeline::drain(bool all) {
 }
 
 void Pipeline::relieve() {
+  drain(false);
+  // (After the drain: the MPI thread's ring may just have rewound.)
   for (int i = 0; i < s_.buffers.count(); ++i) {
     if (ThreadBuffer* b = s_.buffers.at(i)) b->populate_ahead();
   }
-  drain(false);
 }
 
 Pipeline::SampleCounts Pipeline::sample_counts() const {
