@@ -32,6 +32,9 @@ inline std::size_t page_bytes() {
   return n;
 }
 
+// `bytes` rounded up to whole pages.
+inline std::size_t whole_pages(std::size_t bytes) { return (bytes + page_bytes() - 1) / page_bytes() * page_bytes(); }
+
 // False once the kernel refused MADV_POPULATE_WRITE (older than 5.14): the
 // pages then fault in when first written, as without this.
 inline std::atomic<bool>& populate_supported() {

@@ -128,7 +128,7 @@ class ThreadBuffer {
   // The owning thread, having drained its own buffer: see
   // EventRing::rewind_if_empty.
   void rewind_if_empty() { queue_.rewind_if_empty(); }
-  // Any thread: EventRing::populate_ahead.
+  // One thread at a time (the MPI thread): EventRing::populate_ahead.
   void populate_ahead() { queue_.populate_ahead(kPopulateAheadEvents); }
   // Events dropped since the last call (consumer side).
   std::uint64_t take_dropped();

@@ -34,7 +34,7 @@ class EventRing {
   // std::bad_alloc.
   explicit EventRing(std::size_t capacity, std::size_t ahead = 0)
       : size_(capacity + 1),
-        bytes_((size_ * sizeof(Event) + analysis::page_bytes() - 1) / analysis::page_bytes() * analysis::page_bytes()),
+        bytes_(analysis::whole_pages(size_ * sizeof(Event))),
         slots_(static_cast<Event*>(::operator new(bytes_, std::align_val_t(analysis::page_bytes())))) {
     populate_ahead(ahead);
   }
@@ -101,10 +101,10 @@ class EventRing {
     return n;
   }
 
-  // One thread at a time (the MPI thread; the constructor on the owner's
-  // before the ring is shared): makes the pages up to `ahead` events beyond the write
-  // position resident (inline_analysis/resident.hpp), in steps of at least a quarter of
-  // `ahead` so that the calls stay few.  Pages behind the front stay
+  // One thread at a time (the MPI thread; the constructor, before the ring
+  // is shared): makes the pages up to `ahead` events beyond the write
+  // position resident (inline_analysis/resident.hpp), in steps of at least
+  // a quarter of `ahead` so that the calls stay few.  Pages behind the front stay
   // resident; once every page is, this costs two loads.
   void populate_ahead(std::size_t ahead) {
     const std::size_t done = populated_.load(std::memory_order_relaxed);
@@ -112,8 +112,7 @@ class EventRing {
     const std::size_t w = write_.load(std::memory_order_relaxed) * sizeof(Event);
     const std::size_t want = std::min(bytes_, w + ahead * sizeof(Event));
     if (want <= done || (want < bytes_ && want - done < ahead * sizeof(Event) / 4)) return;
-    const std::size_t page = analysis::page_bytes();
-    const std::size_t end = std::min(bytes_, (want + page - 1) / page * page);
+    const std::size_t end = std::min(bytes_, analysis::whole_pages(want));
     analysis::populate(reinterpret_cast<char*>(slots_) + done, end - done);
     populated_.store(end, std::memory_order_relaxed);
   }
