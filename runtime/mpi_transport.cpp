@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "tsan_order.hpp"
+
 namespace onlinews::rt {
 using analysis::Where;
 namespace {
@@ -10,17 +12,25 @@ namespace {
 constexpr int kExchangeTag = 30217;  // + parity of the exchange (see exchange())
 constexpr int kReplayTag = 30300;    // + epoch parity: the backward replay's point-to-point channel
 
+// Our reduction operators run on whichever thread progresses the
+// collective (tsan_order.hpp): their accesses are ordered through this tag.
+constexpr char kOperatorOrder = 0;
+
 void coll_combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  tsan_acquire(&kOperatorOrder);
   auto* a = static_cast<const analysis::CollRecord*>(in);
   auto* b = static_cast<analysis::CollRecord*>(inout);
   for (int i = 0; i < *len; ++i) analysis::combine(b[i], a[i]);
+  tsan_release(&kOperatorOrder);
 }
 // MPI_Scan applies op(in, inout) with `in` from lower ranks: combine is
 // commutative here, so the order does not matter.
 void scan_combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  tsan_acquire(&kOperatorOrder);
   auto* a = static_cast<const analysis::ScanRecord*>(in);
   auto* b = static_cast<analysis::ScanRecord*>(inout);
   for (int i = 0; i < *len; ++i) analysis::combine(b[i], a[i]);
+  tsan_release(&kOperatorOrder);
 }
 
 }  // namespace
@@ -149,8 +159,10 @@ analysis::Task<> MpiTransport::allreduce(const analysis::CommDef& comm, analysis
   MPI_Comm c = comms_.tool_comm_of_gid(comm.gid);
   if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
     MPI_Request r;
+    tsan_release(&kOperatorOrder);
     PMPI_Iallreduce(MPI_IN_PLACE, inout, static_cast<int>(n), coll_type_, coll_op_, c, &r);
     co_await wait(r);
+    tsan_acquire(&kOperatorOrder);
   }
   co_await sched_.back_to(home);
 }
@@ -162,8 +174,10 @@ analysis::Task<> MpiTransport::scan(const analysis::CommDef& comm, analysis::Sca
   if (c != MPI_COMM_NULL) {  // (a communicator the tool does not track: nothing to do)
     std::vector<analysis::ScanRecord> result(n);
     MPI_Request r;
+    tsan_release(&kOperatorOrder);
     PMPI_Iscan(inout, result.data(), static_cast<int>(n), scan_type_, scan_op_, c, &r);
     co_await wait(r);
+    tsan_acquire(&kOperatorOrder);
     std::copy(result.begin(), result.end(), inout);
   }
   co_await sched_.back_to(home);

@@ -25,6 +25,17 @@ of ours has returned, and the memory now holds, say, the request of a
 blocking MPI_Recv, whose lock Open MPI's progress takes on another thread
 with atomics TSan does not see (a fresh-clone CI run: clock_gettime's
 timespec in monotonic_ns, then ob1's request mutex at the same address).
+A second: a data race between MPI copying a message into or out of memory
+(a memcpy, memmove or process_vm_readv called by the MPI library) and an
+access of ours or another copy of MPI's, on another thread.  That is a
+message buffer of ours, handed to a nonblocking call and read or reused after MPI_Test or
+MPI_Wait completed it: the copy may run inside any thread's MPI call, and
+what orders it before the completion is Open MPI's atomics (a fresh-clone
+CI run: the cut protocol's standing broadcast, unpacked by an application
+thread's MPI_Recv, then read by CutProtocol::poll).  Two accesses of ours,
+or an access of MPI's that is not a copy, stay ours.  (Our reduction
+operators, which MPI calls on any thread, tell TSan themselves what orders
+them: runtime/tsan_order.hpp.)
 Reports that are not ours are counted by kind and innermost module, and
 listed.  An UBSan report ("runtime error") is always ours: only
 our code is instrumented.
@@ -38,7 +49,9 @@ from pathlib import Path
 
 # Frames of the sanitizer runtimes, glibc and libstdc++: the allocation or
 # access is made below them on behalf of the frame that called them.
-RUNTIME = re.compile(r"libasan|libtsan|libubsan|sanitizer_common|/asan_|/tsan_|tsan_interceptors|libstdc\+\+|"
+# (libstdc++'s templates too, inlined from its headers: std::min called by
+# our code is our access.)
+RUNTIME = re.compile(r"libasan|libtsan|libubsan|sanitizer_common|/asan_|/tsan_|tsan_interceptors|libstdc\+\+|/include/c\+\+/|"
                      r"libc\.so|libio/|stdio-common/|string/|debug/|malloc/|/sysdeps/|/csu/|nptl/|operator new")
 FRAME = re.compile(r"\s+#\d+ ")
 
@@ -104,6 +117,24 @@ def stack_reuse(kind, block, inner, root):
             and len(inner) >= 2 and inner[0] is not None and not ours[0] and ours[1] and not any(ours[2:]))
 
 
+# How MPI libraries move messages, and which modules are MPI's (Open MPI's,
+# MPICH's).
+COPY = re.compile(r"\b(memcpy|memmove|process_vm_readv|process_vm_writev)\b")
+MPI_LIBRARY = re.compile(r"^(libmpi|libopen-pal|libopen-rte|mca_|libmpich|libucp|libucs)")
+
+
+def copied_by_mpi(kind, stacks_, inner, root):
+    """A data race between MPI's copy of a message and an access of ours or
+    another copy (the module's docstring); the first two stacks are the two
+    accesses."""
+    if kind != "data race" or len(stacks_) < 2:
+        return False
+    ours = [f is not None and is_ours(f, root) for f in inner[:2]]
+    copy = [COPY.search(stacks_[i][0]) is not None and inner[i] is not None and not ours[i]
+            and MPI_LIBRARY.search(module(inner[i])) is not None for i in (0, 1)]
+    return (copy[0] or copy[1]) and all(c or o for c, o in zip(copy, ours))
+
+
 def reports(text):
     """(kind, block) for every report in a log file."""
     # TSan puts each report between lines of '='; ASan's leak reports are
@@ -128,9 +159,13 @@ def main():
     for path in sorted(glob.glob(prefix + ".*")):
         files += 1
         for kind, block in reports(Path(path).read_text(errors="replace")):
-            inner = [innermost(s) for s in stacks(block)]
+            stacks_ = stacks(block)
+            inner = [innermost(s) for s in stacks_]
             if stack_reuse(kind, block, inner, root):
                 theirs[(kind + " on a reused stack", module(inner[0]))] += 1
+            elif copied_by_mpi(kind, stacks_, inner, root):
+                mpi = next(f for f in inner[:2] if not is_ours(f, root))
+                theirs[(kind + " on a message buffer of ours, copied by MPI", module(mpi))] += 1
             elif kind == "undefined behaviour" or any(f is not None and is_ours(f, root) for f in inner):
                 ours.append((kind, path, block))
             else:

@@ -100,6 +100,56 @@ SUMMARY: ThreadSanitizer: data race (mca_pml_ob1.so+0x1bc59)
 # was ours: not a reused frame of ours.
 TSAN_OTHER_STACK = TSAN_STACK_REUSE.replace("Location is stack of main thread", "Location is stack of thread T3")
 
+# (The CI run's report, shortened: the cut protocol's broadcast buffer,
+# unpacked by an application thread's receive, read after MPI_Test.)
+TSAN_MPI_COPY = """==================
+WARNING: ThreadSanitizer: data race (pid=204)
+  Read of size 8 at 0x7b2c0002a838 by main thread:
+    #0 onlinews::rt::CutProtocol::poll() /src/onlinews/runtime/cut_protocol.cpp:136 (libonlinews.so+0xa1b2c)
+    #1 onlinews::rt::hooks::post_p2p(onlinews::rt::Call&, int) /src/onlinews/runtime/hooks_p2p.cpp:60 (libonlinews.so+0xa3000)
+
+  Previous write of size 8 at 0x7b2c0002a838 by thread T5:
+    #0 memcpy ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:827 (libtsan.so.2+0x5dda6)
+    #1 memcpy ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:819 (libtsan.so.2+0x5dda6)
+    #2 opal_convertor_unpack <null> (libopen-pal.so.40+0x41273)
+    #3 ring /src/onlinews/tests/mpi/thread_ring.c:106 (thread_ring_plain+0x2f49)
+
+  Location is heap block of size 168 at 0x7b2c0002a7f0 allocated by main thread:
+    #0 operator new(unsigned long) ../../../../src/libsanitizer/tsan/tsan_new_delete.cpp:64 (libtsan.so.2+0x87323)
+    #1 start /src/onlinews/runtime/hooks_init.cpp:223 (libonlinews.so+0xa053e)
+
+  Thread T5 (tid=26821, running) created by main thread at:
+    #0 pthread_create ../../../../src/libsanitizer/tsan/tsan_interceptors_posix.cpp:1001 (libtsan.so.2+0x5e686)
+    #1 main /src/onlinews/tests/mpi/thread_ring.c:142 (thread_ring_plain+0x2440)
+
+SUMMARY: ThreadSanitizer: data race /src/onlinews/runtime/cut_protocol.cpp:136 in onlinews::rt::CutProtocol::poll()
+==================
+"""
+
+# The copy made by onlinews instead of MPI, and MPI reading our memory
+# without a copy: both stay ours.
+TSAN_OUR_COPY = TSAN_MPI_COPY.replace(
+    "    #2 opal_convertor_unpack <null> (libopen-pal.so.40+0x41273)\n",
+    "    #2 onlinews::rt::Drain::copy() /src/onlinews/runtime/drain.cpp:50 (libonlinews.so+0x1234)\n")
+TSAN_MPI_NOT_A_COPY = TSAN_MPI_COPY.replace(
+    "    #0 memcpy ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:827 (libtsan.so.2+0x5dda6)\n"
+    "    #1 memcpy ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:819 (libtsan.so.2+0x5dda6)\n",
+    "")
+
+# Our read inlined from libstdc++'s headers (std::max in our reduction
+# operator) is ours, so this is the same MPI copy; and two of MPI's copies
+# (one sends what another received) in a buffer we allocated are MPI's.
+TSAN_MPI_COPY_INLINED = TSAN_MPI_COPY.replace(
+    "    #0 onlinews::rt::CutProtocol::poll()",
+    "    #0 long const& std::max<long>(long const&, long const&) /usr/include/c++/12/bits/stl_algobase.h:259 "
+    "(libonlinews.so+0x1651a3)\n"
+    "    #1 onlinews::rt::CutProtocol::poll()")
+TSAN_TWO_MPI_COPIES = TSAN_MPI_COPY.replace(
+    "    #0 onlinews::rt::CutProtocol::poll() /src/onlinews/runtime/cut_protocol.cpp:136 (libonlinews.so+0xa1b2c)\n",
+    "    #0 memcpy ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:827 "
+    "(libtsan.so.2+0x5dda6)\n"
+    "    #1 mca_btl_vader_sendi <null> (mca_btl_vader.so+0x633c)\n")
+
 UBSAN = """/src/onlinews/inline_analysis/sym.cpp:40:7: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'
     #0 0x7f1 in onlinews::analysis::SymTable::reduce /src/onlinews/inline_analysis/sym.cpp:40
 """
@@ -127,6 +177,13 @@ def main():
         ("Open MPI on a stack our returned frame used (the owning thread's earlier access)", [TSAN_STACK_REUSE], 0,
          "data race on a reused stack"),
         ("the same on another thread's stack is ours", [TSAN_OTHER_STACK], 1, "1 sanitizer report(s)"),
+        ("MPI's copy of a message into a buffer of ours, which we read after its completion", [TSAN_MPI_COPY], 0,
+         "on a message buffer of ours, copied by MPI, innermost frame in libopen-pal"),
+        ("the same, our access inlined from libstdc++'s headers", [TSAN_MPI_COPY_INLINED], 0,
+         "copied by MPI, innermost frame in libopen-pal"),
+        ("two of MPI's copies in a buffer we allocated", [TSAN_TWO_MPI_COPIES], 0, "copied by MPI"),
+        ("the same copy made by onlinews is ours", [TSAN_OUR_COPY], 1, "1 sanitizer report(s)"),
+        ("MPI's access to our memory that is not a copy is ours", [TSAN_MPI_NOT_A_COPY], 1, "1 sanitizer report(s)"),
         ("undefined behaviour is always ours", [UBSAN], 1, "1 sanitizer report(s)"),
         ("no reports", [], 0, "0 elsewhere, 0 log files"),
     ]
