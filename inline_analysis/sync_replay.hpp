@@ -384,6 +384,7 @@ class SyncReplay {
   friend class SyncContext;
   Task<> collect(Inputs& in, ReplayContext& rc, Transport& t);
   std::vector<SyncPoint> points_;
+  void sort_points();  // (collect's last step)
   Inputs* in_ = nullptr;
   Transport* transport_ = nullptr;
   std::vector<std::uint64_t> hashes_;  // per local call path (persistent)

@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "../resident.hpp"
@@ -82,6 +83,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
     group_event_ = SIZE_MAX;
     assign_resident(cost_, ctx.points().size(), Sym{});
     open_.clear();
+    open_callpaths_.clear();
+    open_d_.clear();
     assign_resident(carried_cost_, ctx.carried_waits().size(), Sym{});
     lost_ = Sym{};
   }
@@ -177,9 +180,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
   void explain(SyncPoint& sp, SyncContext& ctx, ByteReader& in, const TimeMap& m, double w, std::size_t j,
                const CarriedMap* carried) {
     const double remote_wait = in.get<double>();
-    const auto remote = get_map(in);
+    const Remote& remote = get_map(in, remote_);
     const std::size_t k = ctx.current();
-    std::vector<double> d(m.callpaths.size(), 0.0);
+    // (Scratch vectors: a wait explained per synchronization point made two
+    // heap blocks; copied below only where they are kept.)
+    std::vector<double>& d = d_;
+    d.assign(m.callpaths.size(), 0.0);
     double sum_d = 0;
     for (std::size_t i = 0; i < d.size(); ++i) {
       d[i] = std::max(m.seconds[i] - lookup(remote, ctx.hash(m.callpaths[i])), 0.0);
@@ -243,16 +249,19 @@ class DelayCosts final : public Pattern, public SyncHandler {
     if (costs.constant()) {
       charge_long(ctx, ctx.location(), m.callpaths, d, denom, costs.c);
     } else {
-      open_.push_back({std::move(costs), ctx.location(), denom, m.callpaths, std::move(d)});
+      open_.push_back({std::move(costs), ctx.location(), denom, open_d_.size()});
+      open_callpaths_.insert(open_callpaths_.end(), m.callpaths.begin(), m.callpaths.end());
+      open_d_.insert(open_d_.end(), d.begin(), d.end());
     }
   }
   // Long-term costs of one explained wait: `costs` (by kind) over the excess profile.
+  // (Its call paths and excesses lie in open_callpaths_ and open_d_, from
+  // `at` to the next one's: two heap blocks per wait otherwise.)
   struct Open {
     Sym costs;
     int location;  // the thread of the interval's call
     double denom;
-    std::vector<std::uint32_t> callpaths;
-    std::vector<double> d;
+    std::size_t at;
   };
   // An explained wait, kept for the next window: by the waiting side's
   // name (its world rank, SyncKind, seq, epoch, gid).
@@ -269,8 +278,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
   // How far costs that reach the window before go on there (each hop one
   // more exchange after the walk of a window that starts at a requested cut).
   static constexpr int kForwardRounds = 3;
-  static void charge_long(SyncContext& ctx, int location, const std::vector<std::uint32_t>& callpaths,
-                          const std::vector<double>& d, double denom, const std::array<double, kMaxLanes>& costs) {
+  static void charge_long(SyncContext& ctx, int location, std::span<const std::uint32_t> callpaths,
+                          std::span<const double> d, double denom, const std::array<double, kMaxLanes>& costs) {
     for (int x = 0; x < kDelayKinds; ++x) {
       const double cs = costs[static_cast<std::size_t>(x)] / denom;
       if (cs <= 0) continue;
@@ -280,7 +289,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
 
  public:
   Task<> end_walk(SyncContext& ctx) override {
-    for (const Open& o : open_) charge_long(ctx, o.location, o.callpaths, o.d, o.denom, ctx.value(o.costs, slot));
+    for (std::size_t i = 0; i < open_.size(); ++i) {
+      const Open& o = open_[i];
+      const std::size_t end = i + 1 < open_.size() ? open_[i + 1].at : open_d_.size();
+      charge_long(ctx, o.location, std::span(open_callpaths_).subspan(o.at, end - o.at),
+                  std::span(open_d_).subspan(o.at, end - o.at), o.denom, ctx.value(o.costs, slot));
+    }
     open_.clear();
     // What the own waits of the window before received, to their causes.
     std::map<int, std::vector<CarriedCost>> to_causes;
@@ -404,10 +418,9 @@ class DelayCosts final : public Pattern, public SyncHandler {
   // Profiles are short (the call paths of one interval): a vector searched
   // linearly beats a hash map here.
   using Remote = std::vector<std::pair<std::uint64_t, double>>;
-  static Remote get_map(ByteReader& in) {
-    Remote m;
+  static const Remote& get_map(ByteReader& in, Remote& m) {
+    m.clear();
     const auto n = in.get<std::uint32_t>();
-    m.reserve(n);
     for (std::uint32_t i = 0; i < n && in.ok(); ++i) {
       const auto h = in.get<std::uint64_t>();
       m.emplace_back(h, in.get<double>());
@@ -421,8 +434,12 @@ class DelayCosts final : public Pattern, public SyncHandler {
   }
 
   Stretches idle_, barrier_;
+  Remote remote_;          // explain's scratch: the waiting side's profile
+  std::vector<double> d_;  // ... and this rank's excess per call path
   std::vector<Sym> cost_;  // per point: the long-term costs its wait passes on (known or symbolic)
   std::vector<Open> open_;  // explained waits whose costs were not known yet
+  std::vector<std::uint32_t> open_callpaths_;
+  std::vector<double> open_d_;
   std::vector<Sym> carried_cost_;  // per CarriedWait: the costs it passes on from this window
   Sym lost_;                       // ... and what older windows' waits in carried parts would get
   std::map<WaitKey, Kept> kept_, prev_kept_;  // explained in this window / the window before

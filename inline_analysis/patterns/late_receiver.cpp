@@ -11,7 +11,8 @@
 // the receiver's reply and the completion meet: the Wait there, or the
 // Leave of a blocking send whose call was open at the cut (matching.cpp
 // links them; the call's Enter lies before the window).
-#include <set>
+#include <algorithm>
+#include <vector>
 
 #include "../pattern.hpp"
 
@@ -35,7 +36,8 @@ class LateReceiver final : public Pattern {
     return (static_cast<std::uint64_t>(location) << 32) | frame;
   }
   void on_late_sender(const LateSenderFinding& f, ReplayContext&) {
-    late_sender_calls_.insert(key(f.location, f.frame));
+    late_sender_calls_.push_back(key(f.location, f.frame));
+    sorted_ = false;
   }
   void on_send(const Event& e, ReplayContext& ctx) {
     const ReplyRecord* r = ctx.reply();
@@ -45,7 +47,7 @@ class LateReceiver final : public Pattern {
     const RegionDef* reg = ctx.region();
     if (reg == nullptr) return;
     const bool multi = (reg->attrs & region_attr::kMultiCompletion) != 0;
-    if (multi && late_sender_calls_.count(key(ctx.location(), ctx.frame())) != 0) return;
+    if (multi && late_sender_call(key(ctx.location(), ctx.frame()))) return;
     const std::int64_t enter = ctx.region_enter(), leave = ctx.region_leave();
     if (leave == kOpen || leave <= r->post_enter || r->post_enter <= enter) return;
     const double w = secs(r->post_enter - enter);
@@ -57,6 +59,13 @@ class LateReceiver final : public Pattern {
       cur.finding = {ctx.location(), ctx.callpath(), ctx.frame(), w, r->receiver, r->bytes, ctx.index(), r->seq,
                       r->epoch};
     }
+  }
+  bool late_sender_call(std::uint64_t k) {
+    if (!sorted_) {
+      std::sort(late_sender_calls_.begin(), late_sender_calls_.end());
+      sorted_ = true;
+    }
+    return std::binary_search(late_sender_calls_.begin(), late_sender_calls_.end(), k);
   }
   // Walking backward, a call's Enter comes after all its events.
   void on_enter(const Event&, ReplayContext& ctx) {
@@ -77,7 +86,10 @@ class LateReceiver final : public Pattern {
     cur = Current{};
   }
 
-  std::set<std::uint64_t> late_sender_calls_;
+  // Calls with a Late Sender: appended in the forward walk, sorted at the
+  // first lookup after (a std::set made a heap node per Late Sender).
+  std::vector<std::uint64_t> late_sender_calls_;
+  bool sorted_ = true;
   // The call being walked, per thread (calls of several threads interleave
   // in the MPI view under MPI_THREAD_MULTIPLE).
   struct Current {
