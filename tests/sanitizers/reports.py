@@ -33,7 +33,10 @@ MPI_Wait completed it: the copy may run inside any thread's MPI call, and
 what orders it before the completion is Open MPI's atomics (a fresh-clone
 CI run: the cut protocol's standing broadcast, unpacked by an application
 thread's MPI_Recv, then read by CutProtocol::poll).  Two accesses of ours,
-or an access of MPI's that is not a copy, stay ours.  (Our reduction
+or an access of MPI's that is not a copy, stay ours.  (What this lets
+pass: a buffer of ours reused before MPI completed it.  TSan cannot tell
+that from a reuse after the completion, which Open MPI orders out of its
+sight; the scenario tests' values would show it.)  (Our reduction
 operators, which MPI calls on any thread, tell TSan themselves what orders
 them: runtime/tsan_order.hpp.)
 Reports that are not ours are counted by kind and innermost module, and
