@@ -254,10 +254,14 @@ std::vector<std::byte> to_bytes(const std::vector<T>& v) {
   return b;
 }
 template <class T>
-std::vector<T> from_bytes(const std::vector<std::byte>& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+std::vector<T> from_bytes(const std::byte* p, std::size_t n) {
+  std::vector<T> v(n / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), p, v.size() * sizeof(T));
   return v;
+}
+template <class T>
+std::vector<T> from_bytes(const std::vector<std::byte>& b) {
+  return from_bytes<T>(b.data(), b.size());
 }
 
 // One sparse exchange of record lists keyed by world rank: `out[peer]` goes
@@ -308,10 +312,9 @@ Task<std::map<int, std::pair<std::vector<A>, std::vector<B>>>> exchange_record_p
     if (p.data.size() < sizeof n) continue;
     std::memcpy(&n, p.data.data(), sizeof n);
     const std::size_t na = std::min<std::size_t>(n * sizeof(A), p.data.size() - sizeof n);
-    const auto mid = p.data.begin() + static_cast<std::ptrdiff_t>(sizeof n + na);
     auto& g = got[p.peer];
-    g.first = from_bytes<A>(std::vector<std::byte>(p.data.begin() + sizeof n, mid));
-    g.second = from_bytes<B>(std::vector<std::byte>(mid, p.data.end()));
+    g.first = from_bytes<A>(p.data.data() + sizeof n, na);
+    g.second = from_bytes<B>(p.data.data() + sizeof n + na, p.data.size() - sizeof n - na);
   }
   co_return got;
 }
