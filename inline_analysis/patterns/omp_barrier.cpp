@@ -147,7 +147,11 @@ class OmpBarrier final : public Pattern {
     if (t.team == 0 || cp == kNoCallpath || last == INT64_MIN || now <= last) return;
     if (t.barrier == kNoCallpath) {
       add_to(t.profile, cp, now - last);
-    } else if (t.open != nullptr && roles_.of(ctx, cp).group == OmpGroup::Wait) {
+    } else if (t.open != nullptr && roles_.of(ctx, cp).group == OmpGroup::Wait &&
+               ctx.callpaths().node(cp).parent == t.barrier) {
+      // (The barrier's own wait, as omp_*barrier_wait books it: not the
+      // wait of a taskwait inside a task the thread ran in the barrier,
+      // which under load made these costs exceed the barrier's waiting.)
       t.open->members[t.member].wait += now - last;
     }
   }

@@ -215,6 +215,46 @@ TEST_CASE("OpenMP barrier waits are the last thread's costs; its MPI waits pass 
         Approx(1.3).margin(1e-9));
 }
 
+TEST_CASE("a taskwait inside a task run in an OpenMP barrier is not the barrier's waiting", "[omp][barrier][delay]") {
+  // A team of 2 (id 9) over 0-1.1.  The master computes kSolve 0.1-0.3 and
+  // is in the barrier 0.3-1.0: it waits 0.3-0.5, runs a task 0.5-0.8 that
+  // waits 0.6-0.8 in a taskwait for its child (run by nobody here), and
+  // waits again 0.8-1.0.  Thread 1 computes kWork 0.1-1.0 and arrives last.
+  auto r = make_ranks(1);
+  auto c = constructs(r[0]);
+  auto add = [&r](const char* name, OmpGroup g) {
+    r[0].defs.regions.push_back({name, analysis::RegionKind::Omp, {}, {}, 0, "", 0, g});
+    return static_cast<std::uint32_t>(r[0].defs.regions.size() - 1);
+  };
+  const auto task = add("!$omp task", OmpGroup::Work);
+  const auto taskwait = add("!$omp taskwait", OmpGroup::Synchronization);
+  r[0].enter(0.0, c.parallel, 0, 9);
+  r[0].enter(0.1, c.task, 2, 9);
+  r[0].region(0.1, 0.3, kSolve);
+  r[0].enter(0.3, c.barrier);
+  r[0].region(0.3, 0.5, c.wait);
+  r[0].enter(0.5, task);
+  r[0].region(0.5, 0.6, kWork);
+  r[0].enter(0.6, taskwait);
+  r[0].region(0.6, 0.8, c.wait);
+  r[0].leave(0.8);
+  r[0].leave(0.8);
+  r[0].region(0.8, 1.0, c.wait);
+  r[0].leave(1.0);
+  r[0].leave(1.05);
+  r[0].leave(1.1);
+  r[0].on(1).enter(0.1, c.task, 2, 9);
+  r[0].region(0.1, 1.0, kWork);
+  r[0].region(1.0, 1.0, c.barrier);
+  r[0].leave(1.05);
+  r[0].on(0).leave(1.2);
+  const auto res = replay(r);
+  // The barrier's waiting is 0.4 s (the taskwait's 0.2 s is the task's):
+  // the last thread's costs explain that much, no more.
+  REQUIRE(res[0].get_at(0, Metric::omp_ebarrier_wait) == Approx(0.4).margin(1e-9));
+  CHECK(res[0].get_at(1, Metric::delay_ompbarrier) == Approx(0.4).margin(1e-9));
+}
+
 namespace {
 
 // Rank 0, a team of 2 (id 3) over 0-1.1: the master computes kSolve
