@@ -28,11 +28,12 @@ timespec in monotonic_ns, then ob1's request mutex at the same address).
 A second: a data race between MPI copying a message into or out of memory
 (a memcpy, memmove or process_vm_readv called by the MPI library) and an
 access of ours or another copy of MPI's, on another thread.  That is a
-message buffer of ours, handed to a nonblocking call and read or reused after MPI_Test or
-MPI_Wait completed it: the copy may run inside any thread's MPI call, and
-what orders it before the completion is Open MPI's atomics (a fresh-clone
-CI run: the cut protocol's standing broadcast, unpacked by an application
-thread's MPI_Recv, then read by CutProtocol::poll).  Two accesses of ours,
+message buffer of ours, handed to a nonblocking call and read or reused
+after MPI_Test or MPI_Wait completed it: the copy may run inside any
+thread's MPI call, and what orders it before the completion is Open MPI's
+atomics (a fresh-clone CI run: the cut protocol's standing broadcast,
+unpacked by an application thread's MPI_Recv, then read by
+CutProtocol::poll).  Two accesses of ours,
 or an access of MPI's that is not a copy, stay ours.  (What this lets
 pass: a buffer of ours reused before MPI completed it.  TSan cannot tell
 that from a reuse after the completion, which Open MPI orders out of its

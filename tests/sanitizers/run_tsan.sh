@@ -5,10 +5,10 @@
 # sees its memory accesses (through interceptors) but not the atomics that
 # order them, so it reports races, lock-order inversions and an unlock of an
 # unlocked mutex inside Open MPI 4.1 (ob1 matching, vader FIFOs, request
-# completion, the application's buffers and ours filled by MPI's memcpy).  Those are
-# counted and listed, not suppressed by library name: a report is ours when
-# the innermost frame (below the sanitizer runtime and the C and C++
-# libraries) of one of its stacks is onlinews code -- the racing access, the
+# completion, the application's buffers and ours filled by MPI's memcpy).
+# Those are counted and listed, not suppressed by library name: a report is
+# ours when the innermost frame (below the sanitizer runtime and the C and
+# C++ libraries) of one of its stacks is onlinews code -- the racing access, the
 # lock, the thread creation is ours.  (onlinews' own PMPI calls drive Open
 # MPI's progress engine, which then completes other threads' requests inside
 # them: those races are Open MPI's, with onlinews frames further out.)
