@@ -15,6 +15,16 @@
 # (LSAN exitcode=0): Debian's Open MPI keeps its plug-ins' data until the
 # process exits, so every rank ends with a hundred or so leak reports; they
 # are sorted by their allocation's innermost frame, and listed.
+# A compiler bug to know of: Debian's GCC 12 can miscompile
+# runtime/output.cpp (the coroutine write_epoch_output) with
+# -fsanitize=address,undefined, depending only on incidental input such as
+# the source's absolute path and -Wall: an ASan global descriptor then holds
+# the size 4294967300 (`objdump -s -j .data.rel.local output.cpp.o | grep
+# "04000000 01000000"`), and every program linking the library hangs or
+# crashes in __asan_register_globals before main.  Seen with the tree at
+# /work/main (not at /check/work/main or /tmp/ciclone, same commit); other
+# flags made GCC stop with an internal error in combine.  If the ASan tests
+# time out at start-up, look there first (2026-12-01).
 # Usage: tests/sanitizers/run_asan.sh      (logs kept on failure)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
