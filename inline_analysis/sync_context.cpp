@@ -28,6 +28,8 @@ std::int64_t SyncContext::window_end() const {
 bool SyncContext::starts_synchronized() const { return r_.in_->bounds.starts_synchronized; }
 bool SyncContext::ends_synchronized() const { return r_.in_->bounds.ends_synchronized; }
 bool SyncContext::last_window() const { return r_.in_->bounds.last; }
+std::uint32_t SyncContext::epoch() const { return r_.in_->epoch; }
+const std::vector<CrossingSend>& SyncContext::crossing_sends() const { return r_.in_->crossing_sends; }
 
 CutCollective SyncContext::ending_collective() {
   CutCollective c;

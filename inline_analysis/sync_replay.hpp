@@ -229,8 +229,9 @@ class SyncContext {
   // The critical path's end in an earlier window had to be guessed (its
   // holder was lost: critical_path.cpp); counted by one rank.
   void note_guessed_path();
-  // Critical path that a wait for a send across a requested cut leaves to
-  // the sender's path from the send to the cut (critical_path.cpp).
+  // Critical path over a span the walk could not follow exactly across a
+  // requested cut: from a send to the cut, where the receive that waited
+  // for it leaves the path to the sender at the cut (critical_path.cpp).
   void note_approximate_path(double seconds);
   void add(Metric m, std::uint32_t callpath, double v) { rc_.add_inclusive_at(m, location(), callpath, v); }
   void add_at(Metric m, int location, std::uint32_t callpath, double v) {
@@ -239,6 +240,10 @@ class SyncContext {
   // The location of the window's last MPI call (where a path that ends with
   // the window arrives).
   int last_location() const;
+  // This window's epoch, and its sends without a receive in it (their
+  // receives lie in a later window).
+  std::uint32_t epoch() const;
+  const std::vector<CrossingSend>& crossing_sends() const;
   Transport& transport();
   // Values that depend on later points (sym.hpp), for the handler in
   // `slot`.  At a cause point: what the waiting side sends (known, or a

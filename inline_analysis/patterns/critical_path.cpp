@@ -27,6 +27,23 @@
 // synchronizing cut, so every epoch is booked by then.  Pieces are booked
 // into the epoch that resolves them (the run's totals are exact).
 //
+// Messages across a requested cut.  A receive that waited for a send of
+// the window before and completed after the cut has the path, going back,
+// on the receiver down to the send and then on the sender at its send --
+// not at the cut: between the send and the cut the sender may have waited
+// for someone else, and the path at the cut may lead there.  So a walk
+// that ends at a requested cut also starts a candidate at each of its
+// latest sends still unreceived (spare bits of the mask: (64 - n) / n per
+// rank), taken over at the send's enter.  In the next window the receiver
+// hands what it holds at such a receive to the sender's LsSendEarlier
+// point, which names that send's candidate as their holder at the window's
+// start, and the receiver books its part from the send to the cut.  Where
+// the sender started no candidate (more such sends than bits, a receive
+// two windows later, 33 or more ranks, MPI calls of several threads that
+// overlapped), the path goes to the sender at the cut, and the receiver's
+// part before the cut is counted as approximate.  (The masks, the send
+// candidates and the epochs waiting for their end: path_candidates.hpp.)
+//
 // Threads.  The path has one position per rank.  Where MPI calls of
 // different threads overlapped in time (MPI_THREAD_MULTIPLE), it leaves the
 // rank only at waits of the thread it is on, and a path arriving at another
@@ -38,39 +55,20 @@
 // never on the path, the last thread's work is.
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <map>
-#include <optional>
 #include <tuple>
 
-#include "../sync_replay.hpp"
+#include "path_candidates.hpp"
 
 namespace onlinews::analysis {
 namespace {
 
-using Mask = std::uint64_t;
-constexpr Mask kAll = ~Mask{0};
-constexpr int kCandidates = 64;
-// Epochs waiting for their end holder.  Ranks that never wait keep their
-// candidates to themselves (a pipeline's upstream stages), so epochs may
-// wait until the next synchronizing cut: a pending epoch keeps one value
-// per (mask, call path), a few dozen bytes in practice.
-constexpr std::size_t kMaxPending = 4096;
-
-// A mask as two exactly representable doubles of 32 bits each, as a
-// symbolic value (sym.hpp): masks that meet are disjoint, so their sum is
-// their union.
-void split_mask(Mask m, double* out) {
-  out[0] = static_cast<double>(m & 0xffffffffu);
-  out[1] = static_cast<double>(m >> 32);
-}
-Mask join_mask(const double* p) { return static_cast<Mask>(p[0]) | (static_cast<Mask>(p[1]) << 32); }
-Sym sym_of(Mask m) {
-  Sym s;
-  split_mask(m, s.c.data());
-  return s;
-}
-Mask mask_of(const std::array<double, kMaxLanes>& v) { return join_mask(v.data()); }
+using path::kAll;
+using path::kCandidates;
+using path::Mask;
+using path::mask_of;
+using path::sym_of;
+using Piece = path::PendingEpochs::Piece;
 
 class CriticalPath final : public Pattern, public SyncHandler {
  public:
@@ -82,10 +80,17 @@ class CriticalPath final : public Pattern, public SyncHandler {
   // The candidates a waiting rank hands over depend on what reached it at
   // its later points: symbolic.
   int lanes() const override { return 2; }
+  // The sends of the window before whose receive waited in this one are
+  // points of this walk only where the replay keeps them across requested
+  // cuts, with the intervals (LsSendEarlier; the header).
+  bool uses_intervals() const override { return true; }
 
   void begin_walk(SyncContext& ctx) override {
     segments_.clear();
     held_before_.clear();
+    early_segments_.clear();
+    send_claims_.clear();
+    sends_.begin(ctx, !ctx.ends_synchronized() && !ctx.concurrent());
     incs_.clear();
     run_ = 0;
     Mask m = 0;
@@ -134,26 +139,38 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void waiting_value(SyncPoint& sp, SyncContext& ctx, Sym& out) override {
     // (Where threads called MPI concurrently, another thread's wait is not
     // on the path the rank holds: the path has one position per rank.)
+    start_send_candidates(static_cast<std::int64_t>(sp.event));
     if (!holding() || tail_only_ || (ctx.concurrent() && ctx.location() != segment_location_)) return;
     const std::int64_t wait_end = sp.enter + static_cast<std::int64_t>(sp.wait * 1e9);
+    if (sp.kind == SyncKind::LsRecvEarlier) {
+      // A wait for a send of the earlier window (the header): the sender's
+      // candidate for that send takes over what this rank holds, if it
+      // started one (else the sender at the cut: held_before_), and this
+      // rank's part from the send to the cut is booked once that is known
+      // (end_walk).
+      if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
+      if (wait_end < ctx.window_begin()) {
+        early_segments_.push_back({wait_end, ctx.window_begin(), run_, incs_.size(), ctx.location(), sp.callpath});
+      }
+      out = held(ctx);
+      hand_over(sp);
+      return;
+    }
     // A wait that ended before the window's start (a send of the earlier
     // window, below; a requested cut inside a collective's completion, its
     // last member entered before the cut): the path goes to the cause at
     // the start and the earlier window's path ends there, so the time from
     // the wait's end to the cut is the cause's instead of this rank's.
-    // Counted (every rank holding its own candidate counts its own: an
-    // upper estimate).
+    // Counted (every rank holding its own candidate counts its own).
     if (wait_end < ctx.window_begin()) ctx.note_approximate_path(secs(ctx.window_begin() - wait_end));
-    if (sp.kind == SyncKind::LsRecvEarlier || (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin())) {
-      // A wait for a send of the earlier window: the path leaves here where
-      // the wait ended (before this window's start) for the sender, so at
-      // the window's start the sender holds it (the earlier window's end
-      // holder).  The same for a send that waited across the cut for a
-      // receive posted before it: the receiver has no point for that
-      // posting in this window (it was walked already), and nothing is
-      // handed to it here.
-      // (The sender's path from its send to the cut stands for the
-      // receiver's; it may hold the sender's own waits there: counted.)
+    if (sp.kind == SyncKind::LrSend && wait_end < ctx.window_begin()) {
+      // A send that waited across the cut for a receive posted before it:
+      // the path leaves here where the wait ended (before this window's
+      // start) for the receiver, which has no point for that posting in
+      // this window (it was walked already): at the window's start the
+      // receiver holds it (the earlier window's end holder).
+      // (The receiver's path from the cut back stands for its path from
+      // the posting back: counted.)
       if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
       add_segment(wait_end, segment_end_);
       run_ = incs_.size();
@@ -164,6 +181,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
   }
 
   void cause_p2p(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
+    start_send_candidates(static_cast<std::int64_t>(sp.event));
     Sym m = ctx.incoming(slot);
     // (Where threads called MPI concurrently, a path arriving on another
     // thread joins the one this rank may hold, on its thread.)
@@ -171,7 +189,19 @@ class CriticalPath final : public Pattern, public SyncHandler {
     if (!m.zero()) take_over(sp.enter, stay ? segment_location_ : ctx.location(), std::move(m));
   }
 
+  // A send of the window before whose receive waited for it in this one
+  // (walked last): what the receiver held there goes to the candidate this
+  // rank started at the send, if it did (the header).
+  void cause_earlier(SyncPoint& sp, SyncContext& ctx, ByteReader&) override {
+    start_send_candidates(static_cast<std::int64_t>(sp.event));
+    const int c = sends_.of_earlier(sp);
+    if (c < 0) return;
+    Sym m = ctx.incoming(slot);
+    if (!m.zero()) send_claims_.push_back({c, std::move(m)});
+  }
+
   Task<> end_walk(SyncContext& ctx) override {
+    start_send_candidates(-1);  // (sends before every point)
     if (holding()) {
       add_segment(ctx.window_begin(), segment_end_);
       // The completion of the collective that ended the window before (see
@@ -199,11 +229,14 @@ class CriticalPath final : public Pattern, public SyncHandler {
       }
     }
     segments_.clear();
-    std::map<int, Mask> held_before;
+    std::map<int, Mask> held_before;  // rank or send candidate -> the candidates it holds at the start
     for (const auto& [rank, b, e] : held_before_) held_before[rank] |= mask(b, e);
+    for (const auto& [c, m] : send_claims_) held_before[c] |= mask_of(ctx.value(m, slot));
+    std::vector<Mask> early(early_segments_.size());
+    for (std::size_t i = 0; i < early.size(); ++i) early[i] = mask(early_segments_[i].begin, early_segments_[i].end);
     incs_.clear();
     run_ = 0;
-    Epoch e;
+    path::PendingEpochs::Epoch e;
     // One value per (mask, call path): what a pending epoch keeps.
     std::sort(pieces_.begin(), pieces_.end(), [](const Piece& a, const Piece& b) {
       return std::tie(a.mask, a.location, a.callpath) < std::tie(b.mask, b.location, b.callpath);
@@ -221,7 +254,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
     // Which rank holds each candidate at the window's start: needed to find
     // the path's end in the epochs before this one (all ranks know whether
     // any is pending: the decisions below are the same everywhere).
-    if (!e.ends_synchronized || !pending_.empty()) {
+    if (!e.ends_synchronized || !epochs_.empty()) {
       std::array<double, kCandidates> start{};
       for (int c = 0; c < kCandidates; ++c) {
         start[c] = (start_mask >> c) & 1 ? ctx.world_rank() + 1.0 : 0.0;
@@ -232,25 +265,30 @@ class CriticalPath final : public Pattern, public SyncHandler {
       co_await ctx.transport().allreduce_max(start.data(), start.size());
       for (int c = 0; c < kCandidates; ++c) e.start_holder[c] = static_cast<int>(start[c]) - 1;
     }
-    pending_.push_back(std::move(e));
-    resolve(ctx);
+    // A receiver's part from a send of the window before to the cut: on the
+    // path of the candidates that a send's candidate took over (a holder
+    // beyond the ranks; the header), approximate for the others.
+    for (std::size_t i = 0; i < early.size(); ++i) {
+      const Segment& g = early_segments_[i];
+      Mask exact = 0;
+      for (int c = 0; c < kCandidates; ++c) {
+        if (((early[i] >> c) & 1) != 0 && e.start_holder[c] >= ctx.world_size()) exact |= Mask{1} << c;
+      }
+      const double seconds = secs(g.t1 - g.t0);
+      if (exact != 0) e.pieces.push_back({exact, g.location, g.callpath, seconds});
+      if ((early[i] & ~exact) != 0) ctx.note_approximate_path(seconds);
+    }
+    epochs_.add(std::move(e), ctx);
   }
 
  private:
-  struct Piece {
-    Mask mask;
-    int location;
-    std::uint32_t callpath;
-    double seconds;
-  };
-  struct Epoch {
-    Epoch() { start_holder.fill(-1); }
-    std::vector<Piece> pieces;
-    std::array<int, kCandidates> start_holder;  // candidate -> rank holding it at the start (-1: none)
-    bool ends_synchronized = false;
-    std::optional<int> end_holder;  // the candidate that holds the path at the end
-  };
-
+  // The walk has passed every point after `event`: the candidates of sends
+  // after it start at their enter.
+  void start_send_candidates(std::int64_t event) {
+    sends_.start_after(event, [this](std::int64_t at, int location, int c) {
+      take_over(at, location, sym_of(Mask{1} << c));
+    });
+  }
   // The path leaves this rank where its wait at `sp` ended (a call that
   // began before the window may have ended waiting before it too: the
   // window before booked that part, add_segment).
@@ -286,68 +324,6 @@ class CriticalPath final : public Pattern, public SyncHandler {
     for (std::size_t i = run_; i < incs_.size(); ++i) s.add(incs_[i]);
     return ctx.reduce(s, slot);
   }
-  // The rank holding candidate `c` at the start of `e`.  A candidate that
-  // no rank holds there went with a wait whose cause has no point in the
-  // window (a window without the collective that ended it on some rank,
-  // after a cut that reached it late; docs/design.md): the path's end
-  // before it is guessed, the same way on every rank (the start holders
-  // are the same everywhere), and counted once.
-  static int holder_at_start(SyncContext& ctx, const Epoch& e, int c) {
-    if (c >= 0 && c < kCandidates && e.start_holder[static_cast<std::size_t>(c)] >= 0) {
-      return e.start_holder[static_cast<std::size_t>(c)];
-    }
-    if (ctx.world_rank() == 0) ctx.note_guessed_path();
-    for (int h : e.start_holder) {
-      if (h >= 0) return h;
-    }
-    return 0;
-  }
-  // Books every epoch whose end holder is known now, newest first: the
-  // holder at an epoch's end is the rank holding the next epoch's path at
-  // that epoch's start.
-  void resolve(SyncContext& ctx) {
-    Epoch& newest = pending_.back();
-    if (newest.ends_synchronized) newest.end_holder = 0;  // one token, all bits
-    for (std::size_t i = pending_.size(); i-- > 0;) {
-      Epoch& e = pending_[i];
-      if (i > 0 && !pending_[i - 1].end_holder) {
-        // The epoch before ends where this one's path starts: known if this
-        // one's end is, or if all of its candidates lead to the same rank.
-        std::optional<int> only;
-        bool same = true;
-        for (int c = 0; c < kCandidates; ++c) {
-          const int h = e.start_holder[c];
-          if (h < 0) continue;
-          if (!only) only = h;
-          same = same && *only == h;
-        }
-        if (e.end_holder) {
-          pending_[i - 1].end_holder = holder_at_start(ctx, e, *e.end_holder);
-        } else if (same && only) {
-          pending_[i - 1].end_holder = *only;
-        }
-      }
-    }
-    // Far too many epochs waiting (candidates that never meet, and no
-    // synchronizing cut): take the oldest one's end from rank 0 (approximate).
-    if (pending_.size() > kMaxPending && !pending_.front().end_holder) {
-      pending_.front().end_holder = 0;
-      if (ctx.world_rank() == 0) ctx.note_guessed_path();
-    }
-    for (auto& e : pending_) {
-      if (!e.end_holder || e.pieces.empty()) continue;
-      const int h = *e.end_holder;
-      for (const Piece& p : e.pieces) {
-        if (h < kCandidates && ((p.mask >> h) & 1)) ctx.add_at(Metric::critical_path, p.location, p.callpath, p.seconds);
-      }
-      e.pieces.clear();
-    }
-    // An epoch is resolved when its successor is (or when the successor's
-    // candidates all met), so the resolved ones are the oldest: drop them,
-    // keep the rest for the epochs to come.
-    while (!pending_.empty() && pending_.front().end_holder) pending_.pop_front();
-  }
-
   // OpenMP barriers some thread waited at in this epoch, by that thread, in
   // time order.
   void on_barrier_pass(const BarrierPassFinding& f, ReplayContext&) {
@@ -397,8 +373,13 @@ class CriticalPath final : public Pattern, public SyncHandler {
   int segment_location_ = 0;
   std::vector<Segment> segments_;  // this walk's segments, their candidates maybe still open
   std::vector<Piece> pieces_;      // ... booked per call path
-  std::vector<std::tuple<int, std::size_t, std::size_t>> held_before_;  // candidates that left for a sender of the earlier window
-  std::deque<Epoch> pending_;     // epochs whose end holder is not known yet, and the one after
+  // Candidates that left for a rank of the earlier window (its sender, its receiver).
+  std::vector<std::tuple<int, std::size_t, std::size_t>> held_before_;
+  path::PendingEpochs epochs_;    // epochs whose end holder is not known yet, and the one after
+  path::SendCandidates sends_;
+  // A send's candidate of the window before, and the candidates it took over.
+  std::vector<std::pair<int, Sym>> send_claims_;
+  std::vector<Segment> early_segments_;            // receivers' parts before the window (their candidates in incs_)
 };
 
 }  // namespace
