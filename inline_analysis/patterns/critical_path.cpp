@@ -148,12 +148,11 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // started one (else the sender at the cut: held_before_), and this
       // rank's part from the send to the cut is booked once that is known
       // (end_walk).
-      if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
       if (wait_end < ctx.window_begin()) {
         early_segments_.push_back({wait_end, ctx.window_begin(), run_, incs_.size(), ctx.location(), sp.callpath});
       }
       out = held(ctx);
-      hand_over(sp);
+      hand_over_before(sp, ctx);
       return;
     }
     // A wait that ended before the window's start (a send of the earlier
@@ -171,9 +170,7 @@ class CriticalPath final : public Pattern, public SyncHandler {
       // receiver holds it (the earlier window's end holder).
       // (The receiver's path from the cut back stands for its path from
       // the posting back: counted.)
-      if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
-      add_segment(wait_end, segment_end_);
-      run_ = incs_.size();
+      hand_over_before(sp, ctx);
       return;
     }
     out = held(ctx);
@@ -268,12 +265,13 @@ class CriticalPath final : public Pattern, public SyncHandler {
     // A receiver's part from a send of the window before to the cut: on the
     // path of the candidates that a send's candidate took over (a holder
     // beyond the ranks; the header), approximate for the others.
+    Mask at_sends = 0;  // the candidates a send's candidate holds at the start
+    for (int c = 0; c < kCandidates; ++c) {
+      if (e.start_holder[c] >= ctx.world_size()) at_sends |= Mask{1} << c;
+    }
     for (std::size_t i = 0; i < early.size(); ++i) {
       const Segment& g = early_segments_[i];
-      Mask exact = 0;
-      for (int c = 0; c < kCandidates; ++c) {
-        if (((early[i] >> c) & 1) != 0 && e.start_holder[c] >= ctx.world_size()) exact |= Mask{1} << c;
-      }
+      const Mask exact = early[i] & at_sends;
       const double seconds = secs(g.t1 - g.t0);
       if (exact != 0) e.pieces.push_back({exact, g.location, g.callpath, seconds});
       if ((early[i] & ~exact) != 0) ctx.note_approximate_path(seconds);
@@ -295,6 +293,13 @@ class CriticalPath final : public Pattern, public SyncHandler {
   void hand_over(const SyncPoint& sp) {
     add_segment(sp.enter + static_cast<std::int64_t>(sp.wait * 1e9), segment_end_);
     run_ = incs_.size();
+  }
+  // ... where its wait ended before the window's start, for a rank of the
+  // window before (`sp.peer`), which holds it there unless a send's
+  // candidate claims it (the header).
+  void hand_over_before(const SyncPoint& sp, SyncContext& ctx) {
+    if (sp.peer >= 0 && sp.peer < ctx.world_size()) held_before_.push_back({sp.peer, run_, incs_.size()});
+    hand_over(sp);
   }
   // Paths arriving at `at` continue on this rank: whatever held it from
   // `at` on keeps its segment, and from `at` back they are one.
