@@ -26,7 +26,7 @@ Expected, per case:
     touches by 0.25 s or more, and the offsets themselves are checked (above).
 Without the offset correction the skewed waits would be off by seconds.
 A case whose two runs disagree is run again, up to --attempts pairs (3):
-load only adds time to one of two executions, while a correction error
+load shifts the times of one of two executions, while a correction error
 shows in every pair (run_scenario.until_passed)."""
 import argparse
 import shutil

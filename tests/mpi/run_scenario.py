@@ -201,10 +201,11 @@ def until_passed(attempts, attempt):
     passes, at most `attempts` times; returns the last failures.
 
     For checks that compare timed executions (sleeps, two runs of one
-    program): a loaded machine only adds time -- a rank descheduled after a
-    sleep, a slower start-up in one of two runs -- so it shows in some
-    attempts, while an analysis error shows in every one.  Every failed
-    attempt is printed."""
+    program): a loaded machine shifts the times -- a rank descheduled after
+    a sleep arrives late, so its partners wait longer and it waits less
+    itself; one of two runs starts up slower -- and shows in some attempts,
+    while an analysis error shows in every one.  Every failed attempt is
+    printed."""
     failures = []
     for k in range(1, attempts + 1):
         failures = attempt(k)

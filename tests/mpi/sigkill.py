@@ -95,7 +95,7 @@ def main():
     ap = script_args()
     ap.add_argument("--mode", choices=["kill", "abort", "segv"], default="kill")
     ap.add_argument("--attempts", type=int, default=3,
-                    help="runs before a sleep-timed check fails (a loaded machine only adds time)")
+                    help="runs before a sleep-timed check fails (load shows in some runs, not all)")
     args = ap.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
