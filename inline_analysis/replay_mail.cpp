@@ -1,6 +1,8 @@
 // The backward replay's point-to-point records (replay_mail.hpp).
 #include "replay_mail.hpp"
 
+#include <bit>
+
 #include "records.hpp"
 #include "sync_replay.hpp"
 
@@ -8,6 +10,9 @@ namespace onlinews::analysis {
 namespace {
 
 enum : std::uint8_t { kFixed = 1, kValue = 2 };
+
+// The lanes a handler with `n` lanes may use.
+Sym::Lanes lane_mask(int n) { return n >= 32 ? ~Sym::Lanes{0} : (Sym::Lanes{1} << n) - 1; }
 
 }  // namespace
 
@@ -116,8 +121,9 @@ void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t le
   const int peer = (*points_)[node].peer;
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
     Sym& f = syms_->form(node, s);
-    f = Sym{};
-    for (int i = 0; i < lanes_[s]; ++i) f.c[static_cast<std::size_t>(i)] = r.get<double>();
+    f.clear();
+    const Sym::Lanes used = lanes_[s] > 0 ? r.get<Sym::Lanes>() & lane_mask(lanes_[s]) : 0;
+    for (Sym::Lanes m = used; m != 0; m &= m - 1) f.set_lane(std::countr_zero(m), r.get<double>());
     const auto n = r.get<std::uint32_t>();
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
       const PointId id = PointId::get(r);
@@ -145,7 +151,11 @@ std::size_t ReplayMail::try_send(std::size_t k) {
   ByteWriter& b = value_;
   b.clear();
   for (std::size_t s = 0; s < lanes_.size(); ++s) {
-    for (int i = 0; i < lanes_[s]; ++i) b.put(scratch_[s].c[static_cast<std::size_t>(i)]);
+    // (The lanes in use, then their values: a wait passes on one or two
+    // kinds of delay, rarely all.)
+    const Sym::Lanes used = scratch_[s].used() & lane_mask(lanes_[s]);
+    if (lanes_[s] > 0) b.put(used);
+    for (Sym::Lanes m = used; m != 0; m &= m - 1) b.put(scratch_[s].lane(std::countr_zero(m)));
     b.put(static_cast<std::uint32_t>(scratch_[s].terms.size()));
     for (const Term& t : scratch_[s].terms) {
       waiting_id(t.node).put(b);  // (t.node is a cause point: its waiting side)

@@ -16,12 +16,58 @@ void TermList::grow(std::size_t need) {
   cap_ = static_cast<std::uint32_t>(cap);
 }
 
+void Sym::grow(int n, bool keep) {
+  const int cap = std::max({n, 2 * capacity(), kInline + 1});
+  auto* block = new double[static_cast<std::size_t>(cap)];
+  if (keep) std::copy(data(), data() + count(used_), block);
+  delete[] heap_;
+  heap_ = block;
+  cap_ = static_cast<std::uint32_t>(cap);
+}
+
+void Sym::insert(Lanes b, double v) {
+  const int n = count(used_);
+  if (n + 1 > capacity()) grow(n + 1, true);
+  double* d = data();
+  const int at = count(used_ & (b - 1));
+  std::copy_backward(d + at, d + n, d + n + 1);
+  d[at] = v;
+  used_ |= b;
+}
+
+void Sym::merge_lanes(const Sym& o, double scale) {
+  const Lanes all = used_ | o.used_;
+  double out[kMaxLanes];
+  const double* mine = data();
+  const double* theirs = o.data();
+  int k = 0;
+  for (Lanes m = all; m != 0; m &= m - 1) {
+    const Lanes b = m & -m;
+    double v = (used_ & b) != 0 ? *mine++ : 0.0;
+    if ((o.used_ & b) != 0) v += scale * *theirs++;
+    out[k++] = v;
+  }
+  if (k > capacity()) grow(k, false);
+  std::copy(out, out + k, data());
+  used_ = all;
+}
+
 void SymTable::reset(std::size_t nodes, std::size_t slots) {
   slots_ = slots;
-  assign_resident(forms_, nodes * slots, Sym{});
+  resize_resident(forms_, nodes * slots);
+  resize_resident(clean_, nodes * slots);
   assign_resident(known_, nodes, std::uint8_t{0});
-  assign_resident(clean_, nodes * slots, std::uint64_t{0});
+  if (++window_ == 0) {  // (wrapped: no stamp may look current)
+    std::fill(stamp_.begin(), stamp_.end(), 0u);
+    window_ = 1;
+  }
+  resize_resident(stamp_, nodes);  // (new nodes: stamp 0, older than any window)
   ++generation_;
+}
+
+void SymTable::fresh(std::size_t n) {
+  for (std::size_t s = 0; s < slots_; ++s) forms_[n * slots_ + s].clear();
+  stamp_[n] = window_;
 }
 
 void SymTable::set_known(std::size_t n) {
@@ -74,7 +120,7 @@ void SymTable::normalize(std::size_t n, std::size_t slot) {
     // since: they stay as they are, without building a new one.)
     if (std::any_of(f.terms.begin(), f.terms.end(), [&](const Term& t) { return known(t.node); })) {
       Sym out;
-      out.c = f.c;
+      out.assign_lanes(f);
       for (const Term& t : f.terms) {
         if (known(t.node)) {
           out.add(form(t.node, slot), t.coef);
@@ -92,7 +138,7 @@ void SymTable::normalize(std::size_t n, std::size_t slot) {
 
 Sym SymTable::reduce(const Sym& s, std::size_t slot) {
   Sym out;
-  out.c = s.c;
+  out.assign_lanes(s);
   for (const Term& t : s.terms) {
     if (known(t.node)) {
       normalize(t.node, slot);

@@ -23,6 +23,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -123,21 +124,144 @@ class TermList {
   std::uint32_t size_ = 0, cap_ = 0;
 };
 
-struct Sym {
-  std::array<double, kMaxLanes> c{};
+// A value: a constant per lane plus terms.  Only the lanes in `used()` are
+// stored, packed in lane order, the first kInline in the object: delay
+// costs have 16 lanes, one per delay kind, but a program's waits pass on
+// one or two kinds, and copying, adding and sending all 16 (a Sym of 184
+// bytes, in tables of one per synchronization point) was a third of a
+// wavefront's analysis (bench_replay).
+class Sym {
+ public:
+  using Lanes = std::uint32_t;  // a bit per lane
+  static_assert(kMaxLanes <= 16);  // (count())
+  static constexpr int kInline = 4;
+
   TermList terms;
+
+  Sym() = default;
+  Sym(const Sym& o) : terms(o.terms) { assign_lanes(o); }
+  Sym(Sym&& o) noexcept : terms(std::move(o.terms)) { take_lanes(o); }
+  Sym& operator=(const Sym& o) {
+    if (this != &o) {
+      assign_lanes(o);
+      terms = o.terms;
+    }
+    return *this;
+  }
+  Sym& operator=(Sym&& o) noexcept {
+    if (this != &o) {
+      if (o.heap_ != nullptr && capacity() < count(o.used_)) {
+        delete[] heap_;
+        heap_ = nullptr;
+        take_lanes(o);
+      } else {
+        assign_lanes(o);  // (fits: no allocation)
+      }
+      terms = std::move(o.terms);
+    }
+    return *this;
+  }
+  ~Sym() { delete[] heap_; }
+
+  // Back to 0 (keeps the heap blocks).
+  void clear() {
+    used_ = 0;
+    terms.clear();
+  }
+  // The lanes of `o`, without its terms.
+  void assign_lanes(const Sym& o) {
+    const int n = count(o.used_);
+    if (n > capacity()) grow(n, false);
+    std::copy(o.data(), o.data() + n, data());
+    used_ = o.used_;
+  }
+
+  Lanes used() const { return used_; }
+  double lane(int i) const {
+    const Lanes b = Lanes{1} << i;
+    return (used_ & b) != 0 ? data()[count(used_ & (b - 1))] : 0.0;
+  }
+  void set_lane(int i, double v) {
+    const Lanes b = Lanes{1} << i;
+    if ((used_ & b) != 0) {
+      data()[count(used_ & (b - 1))] = v;
+    } else {
+      insert(b, v);
+    }
+  }
+  void add_lane(int i, double v) {
+    const Lanes b = Lanes{1} << i;
+    if ((used_ & b) != 0) {
+      data()[count(used_ & (b - 1))] += v;
+    } else if (v != 0.0) {
+      insert(b, v);
+    }
+  }
+  // Every lane, the unused ones 0.
+  std::array<double, kMaxLanes> lanes() const {
+    std::array<double, kMaxLanes> out{};
+    const double* v = data();
+    for (Lanes m = used_; m != 0; m &= m - 1) out[static_cast<std::size_t>(std::countr_zero(m))] = *v++;
+    return out;
+  }
+
   bool constant() const { return terms.empty(); }
   bool zero() const {
     if (!terms.empty()) return false;
-    for (double v : c) {
-      if (v != 0.0) return false;
-    }
-    return true;
+    const double* v = data();
+    return std::all_of(v, v + count(used_), [](double x) { return x == 0.0; });
   }
   void add(const Sym& o, double scale = 1.0) {
-    for (int i = 0; i < kMaxLanes; ++i) c[static_cast<std::size_t>(i)] += scale * o.c[static_cast<std::size_t>(i)];
+    if ((o.used_ & ~used_) == 0) {  // (the usual case: no new lane)
+      const double* from = o.data();
+      double* to = data();
+      for (Lanes m = o.used_; m != 0; m &= m - 1) to[count(used_ & ((m & -m) - 1))] += scale * *from++;
+    } else {
+      merge_lanes(o, scale);
+    }
     for (const Term& t : o.terms) terms.push_back({t.node, scale * t.coef});
   }
+
+ private:
+  // (std::popcount is a libgcc call on baseline x86-64, without the
+  // instruction: 2 % of a wavefront's analysis.)
+  static int count(Lanes m) {
+#if defined(__POPCNT__)
+    return std::popcount(m);
+#else
+    return kBits[m & 0xffu] + kBits[m >> 8];
+#endif
+  }
+  static constexpr std::array<std::uint8_t, 256> kBits = [] {
+    std::array<std::uint8_t, 256> t{};
+    for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(i));
+    return t;
+  }();
+  int capacity() const { return heap_ != nullptr ? static_cast<int>(cap_) : kInline; }
+  double* data() { return heap_ != nullptr ? heap_ : inline_; }
+  const double* data() const { return heap_ != nullptr ? heap_ : inline_; }
+  // Room for `n` lanes on the heap, the stored ones kept if `keep`.
+  void grow(int n, bool keep);
+  // A new lane (bit `b`) with value `v`.
+  void insert(Lanes b, double v);
+  // this += scale * o, where `o` has lanes this one lacks.
+  void merge_lanes(const Sym& o, double scale);
+  void take_lanes(Sym& o) noexcept {
+    used_ = o.used_;
+    if (o.heap_ != nullptr) {
+      heap_ = o.heap_;
+      cap_ = o.cap_;
+      o.heap_ = nullptr;
+      o.cap_ = 0;
+    } else {
+      std::copy(o.inline_, o.inline_ + count(o.used_), inline_);
+    }
+    o.used_ = 0;
+  }
+  Lanes used_ = 0;
+  std::uint32_t cap_ = 0;   // of heap_
+  double inline_[kInline];  // NOLINT: only the first count(used_) are read
+  double* heap_ = nullptr;
 };
 
 // The values of one window's nodes, per handler (slot).
@@ -147,7 +271,10 @@ class SymTable {
   // A node's value is known: a walked waiting node, or a cause node whose
   // message arrived.  `form(n, s)` is then its value for handler slot `s`.
   bool known(std::size_t n) const { return n < known_.size() && known_[n]; }
-  Sym& form(std::size_t n, std::size_t s) { return forms_[n * slots_ + s]; }
+  Sym& form(std::size_t n, std::size_t s) {
+    if (stamp_[n] != window_) fresh(n);
+    return forms_[n * slots_ + s];
+  }
   // Marks `n` known (its forms set); references to nodes that are not
   // later than `n` are dropped (they can only come from inconsistent
   // clocks, and would make a cycle).
@@ -163,6 +290,10 @@ class SymTable {
   // next node becomes known).
   void normalize(std::size_t n, std::size_t slot);
   static void merge(Sym& s);
+  // Node `n`'s forms, left from an earlier window, back to 0.  (Clearing
+  // every form at reset() was a separate pass over the table each window,
+  // 2-4 % of a wavefront's analysis.)
+  void fresh(std::size_t n);
   struct Frame {
     std::size_t node, next;
   };
@@ -171,7 +302,11 @@ class SymTable {
   std::size_t slots_ = 0;
   std::vector<Sym> forms_;
   std::vector<std::uint8_t> known_;
-  std::vector<std::uint64_t> clean_;  // per (node, slot): generation its form was normalized at
+  std::vector<std::uint32_t> stamp_;  // per node: the window its forms belong to
+  std::uint32_t window_ = 0;
+  // Per (node, slot): the generation its form was normalized at (never
+  // reset: generations only grow, across windows too).
+  std::vector<std::uint64_t> clean_;
   std::uint64_t generation_ = 1;
 };
 

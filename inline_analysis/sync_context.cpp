@@ -61,7 +61,7 @@ Sym SyncContext::incoming(std::size_t slot) {
 }
 Sym SyncContext::reduce(const Sym& s, std::size_t slot) { return r_.syms_.reduce(s, slot); }
 std::array<double, kMaxLanes> SyncContext::value(const Sym& s, std::size_t slot) {
-  return r_.syms_.reduce(s, slot).c;  // (a value still open counts as 0: cannot happen after settling)
+  return r_.syms_.reduce(s, slot).lanes();  // (a value still open counts as 0: cannot happen after settling)
 }
 
 bool SyncContext::concurrent() const { return r_.in_->concurrent; }

@@ -25,8 +25,8 @@ constexpr int kCandidates = 64;
 // their union.
 inline Sym sym_of(Mask m) {
   Sym s;
-  s.c[0] = static_cast<double>(m & 0xffffffffu);
-  s.c[1] = static_cast<double>(m >> 32);
+  s.add_lane(0, static_cast<double>(m & 0xffffffffu));
+  s.add_lane(1, static_cast<double>(m >> 32));
   return s;
 }
 inline Mask mask_of(const std::array<double, kMaxLanes>& v) {

@@ -2,10 +2,14 @@
 // TermList against std::vector<Term> under a seeded random mix of the
 // operations Sym and SymTable use (the first two terms live in the object,
 // more on the heap, copies and moves between both kinds); and SymTable's
-// substitution on a hand-built chain of nodes whose values are known.
+// substitution on a hand-built chain of nodes whose values are known.  A
+// Sym's lanes (packed, the first four in the object) against a dense array
+// under the same kind of random mix; and a table reused for a second
+// window starts from 0.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <vector>
 
@@ -106,40 +110,156 @@ TEST_CASE("a Sym's copy owns its terms") {
   REQUIRE(b.terms[0].node == 3);
 }
 
+namespace {
+
+using Dense = std::array<double, onlinews::analysis::kMaxLanes>;
+
+bool same_lanes(const Sym& s, const Dense& d) {
+  const Dense got = s.lanes();
+  for (int i = 0; i < onlinews::analysis::kMaxLanes; ++i) {
+    if (got[static_cast<std::size_t>(i)] != d[static_cast<std::size_t>(i)]) return false;
+    if (s.lane(i) != d[static_cast<std::size_t>(i)]) return false;
+  }
+  return s.zero() == std::all_of(d.begin(), d.end(), [](double x) { return x == 0.0; });
+}
+
+}  // namespace
+
+TEST_CASE("Sym lanes behave as a dense array of lanes") {
+  // Values are small integers times powers of two: every sum is exact, so
+  // the packed and the dense results must agree to the bit.
+  constexpr int kLanes = onlinews::analysis::kMaxLanes;
+  std::mt19937 rng(20261201);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  std::vector<Sym> syms(6);
+  std::vector<Dense> ref(6, Dense{});
+  for (int step = 0; step < 20000; ++step) {
+    const auto i = static_cast<std::size_t>(pick(6)), j = static_cast<std::size_t>(pick(6));
+    const int lane = pick(kLanes);
+    const double v = static_cast<double>(pick(9) - 4);  // (0 too: adding 0 adds no lane)
+    switch (pick(8)) {
+      case 0:
+        syms[i].set_lane(lane, v);
+        ref[i][static_cast<std::size_t>(lane)] = v;
+        break;
+      case 1:
+        syms[i].add_lane(lane, v);
+        ref[i][static_cast<std::size_t>(lane)] += v;
+        break;
+      case 2: {  // (i == j: adds a value to itself)
+        const double scale = pick(2) == 0 ? 0.5 : 2.0;
+        const Dense o = ref[j];
+        syms[i].add(syms[j], scale);
+        for (int k = 0; k < kLanes; ++k) ref[i][static_cast<std::size_t>(k)] += scale * o[static_cast<std::size_t>(k)];
+        syms[i].terms.clear();
+        break;
+      }
+      case 3:
+        syms[i] = syms[j];
+        ref[i] = ref[j];
+        break;
+      case 4:
+        if (i != j) {
+          syms[i] = std::move(syms[j]);
+          ref[i] = ref[j];
+          syms[j].clear();  // (a moved-from Sym is cleared before reuse)
+          ref[j] = Dense{};
+        }
+        break;
+      case 5: {
+        Sym copy(syms[j]);
+        Sym moved(std::move(copy));
+        syms[i] = moved;
+        ref[i] = ref[j];
+        break;
+      }
+      case 6:
+        syms[i].clear();
+        ref[i] = Dense{};
+        break;
+      default: {
+        Sym other;
+        other.assign_lanes(syms[j]);
+        syms[i].assign_lanes(other);
+        ref[i] = ref[j];
+        break;
+      }
+    }
+    REQUIRE(same_lanes(syms[i], ref[i]));
+    REQUIRE(same_lanes(syms[j], ref[j]));
+  }
+  // All sixteen lanes at once (on the heap), and back to one.
+  Sym all;
+  Dense d{};
+  for (int k = kLanes - 1; k >= 0; --k) {
+    all.add_lane(k, k + 1.0);
+    d[static_cast<std::size_t>(k)] = k + 1.0;
+  }
+  REQUIRE(same_lanes(all, d));
+  Sym one;
+  one.set_lane(3, 1.0);
+  all = one;
+  REQUIRE(same_lanes(all, Dense{0, 0, 0, 1.0}));
+}
+
 TEST_CASE("SymTable substitutes known values down a chain of nodes") {
   // Node 1 = 1 + 0.5 * node 2; node 2 = 2 + 0.5 * node 3; node 3 unknown,
   // then known as 4.  One slot; lane 0 carries the constants.
   SymTable t;
   t.reset(4, 1);
-  t.form(1, 0).c[0] = 1;
+  t.form(1, 0).set_lane(0, 1);
   t.form(1, 0).terms.push_back({2, 0.5});
-  t.form(2, 0).c[0] = 2;
+  t.form(2, 0).set_lane(0, 2);
   t.form(2, 0).terms.push_back({3, 0.5});
   t.set_known(2);
   t.set_known(1);
   Sym v = t.reduce_node(1, 0);
-  REQUIRE(v.c[0] == Approx(1 + 0.5 * 2));
+  REQUIRE(v.lane(0) == Approx(1 + 0.5 * 2));
   REQUIRE(v.terms.size() == 1);
   REQUIRE(v.terms[0].node == 3);
   REQUIRE(v.terms[0].coef == Approx(0.25));
-  t.form(3, 0).c[0] = 4;
+  t.form(3, 0).set_lane(0, 4);
   t.set_known(3);
   v = t.reduce_node(1, 0);
   REQUIRE(v.terms.empty());
-  REQUIRE(v.c[0] == Approx(1 + 0.5 * (2 + 0.5 * 4)));
+  REQUIRE(v.lane(0) == Approx(1 + 0.5 * (2 + 0.5 * 4)));
   // A Sym referring ten times to known node 1 and ten times to unknown
   // node 11: the known value added ten times, the ten references merged.
   SymTable u;
   u.reset(12, 1);
   Sym s;
   for (std::uint32_t k = 0; k < 20; ++k) s.terms.push_back({k % 2 == 0 ? 1u : 11u, 1.0});  // (over 8 left: merged)
-  u.form(1, 0).c[0] = 3;
+  u.form(1, 0).set_lane(0, 3);
   u.set_known(1);
   const Sym r = u.reduce(s, 0);
-  REQUIRE(r.c[0] == Approx(30));
+  REQUIRE(r.lane(0) == Approx(30));
   REQUIRE(r.terms.size() == 1);
   REQUIRE(r.terms[0].node == 11);
   REQUIRE(r.terms[0].coef == Approx(10));
+}
+
+TEST_CASE("SymTable starts every window from 0") {
+  // A table reused for a second window (as the replay does, window after
+  // window): forms it does not set again read as 0, known ones as set.
+  SymTable t;
+  t.reset(4, 2);
+  t.form(1, 0).set_lane(0, 5);
+  t.form(1, 1).set_lane(1, 6);
+  t.form(2, 0).terms.push_back({3, 1.0});
+  t.set_known(1);
+  t.reset(6, 2);  // (more nodes: the table grows)
+  REQUIRE_FALSE(t.known(1));
+  REQUIRE(t.form(1, 0).zero());
+  REQUIRE(t.form(1, 1).zero());
+  REQUIRE(t.form(2, 0).zero());
+  t.form(5, 1).set_lane(1, 2);
+  t.set_known(5);
+  REQUIRE(t.reduce_node(5, 1).lane(1) == 2);
+  REQUIRE(t.reduce_node(5, 0).zero());
+  t.reset(3, 3);  // (fewer nodes, more slots)
+  for (std::size_t n = 0; n < 3; ++n) {
+    for (std::size_t s = 0; s < 3; ++s) REQUIRE(t.form(n, s).zero());
+  }
 }
 
 TEST_CASE("SymTable drops references to nodes that are not later") {
