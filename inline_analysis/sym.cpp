@@ -29,7 +29,7 @@ void Sym::insert(Lanes b, double v) {
   const int n = count(used_);
   if (n + 1 > capacity()) grow(n + 1, true);
   double* d = data();
-  const int at = count(used_ & (b - 1));
+  const int at = index(b);
   std::copy_backward(d + at, d + n, d + n + 1);
   d[at] = v;
   used_ |= b;

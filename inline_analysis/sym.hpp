@@ -128,8 +128,8 @@ class TermList {
 // stored, packed in lane order, the first kInline in the object: delay
 // costs have 16 lanes, one per delay kind, but a program's waits pass on
 // one or two kinds, and copying, adding and sending all 16 (a Sym of 184
-// bytes, in tables of one per synchronization point) was a third of a
-// wavefront's analysis (bench_replay).
+// bytes, in tables of one per synchronization point) cost a fifth of a
+// wavefront's analysis (bench_replay, benchmarks/README.md).
 class Sym {
  public:
   using Lanes = std::uint32_t;  // a bit per lane
@@ -179,12 +179,12 @@ class Sym {
   Lanes used() const { return used_; }
   double lane(int i) const {
     const Lanes b = Lanes{1} << i;
-    return (used_ & b) != 0 ? data()[count(used_ & (b - 1))] : 0.0;
+    return (used_ & b) != 0 ? data()[index(b)] : 0.0;
   }
   void set_lane(int i, double v) {
     const Lanes b = Lanes{1} << i;
     if ((used_ & b) != 0) {
-      data()[count(used_ & (b - 1))] = v;
+      data()[index(b)] = v;
     } else {
       insert(b, v);
     }
@@ -192,7 +192,7 @@ class Sym {
   void add_lane(int i, double v) {
     const Lanes b = Lanes{1} << i;
     if ((used_ & b) != 0) {
-      data()[count(used_ & (b - 1))] += v;
+      data()[index(b)] += v;
     } else if (v != 0.0) {
       insert(b, v);
     }
@@ -215,7 +215,7 @@ class Sym {
     if ((o.used_ & ~used_) == 0) {  // (the usual case: no new lane)
       const double* from = o.data();
       double* to = data();
-      for (Lanes m = o.used_; m != 0; m &= m - 1) to[count(used_ & ((m & -m) - 1))] += scale * *from++;
+      for (Lanes m = o.used_; m != 0; m &= m - 1) to[index(m & -m)] += scale * *from++;
     } else {
       merge_lanes(o, scale);
     }
@@ -237,6 +237,8 @@ class Sym {
     for (unsigned i = 0; i < 256; ++i) t[i] = static_cast<std::uint8_t>(std::popcount(i));
     return t;
   }();
+  // Where lane bit `b` is (or would be) stored: the used lanes below it.
+  int index(Lanes b) const { return count(used_ & (b - 1)); }
   int capacity() const { return heap_ != nullptr ? static_cast<int>(cap_) : kInline; }
   double* data() { return heap_ != nullptr ? heap_ : inline_; }
   const double* data() const { return heap_ != nullptr ? heap_ : inline_; }
