@@ -148,11 +148,9 @@ Task<> Analyzer::Impl::correct_clocks(LocationWindow& w, Transport& t) {
           // probe_messages.cpp.  The queued one is updated too.)
           if (unreceived_linked.empty()) continue;
         }
-        auto p = pending.find({src, u.comm_gid, u.tag});
-        if (p == pending.end()) continue;
-        for (SendRecord& r : p->second) {
+        pending.for_each_of({src, u.comm_gid, u.tag}, [&](SendRecord& r) {
           if (r.seq == u.seq && r.epoch == static_cast<std::uint32_t>(epoch)) r.enter = u.enter;
-        }
+        });
       }
     }
   };

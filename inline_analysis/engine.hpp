@@ -7,6 +7,7 @@
 
 #include "analysis.hpp"
 #include "pattern.hpp"
+#include "pending_sends.hpp"
 #include "records.hpp"
 #include "sync_replay.hpp"
 
@@ -75,17 +76,6 @@ struct ProbeKey {
 struct PendingProbe {
   std::size_t event;
   std::uint64_t post_seq;  // matched probes: the message is matched here
-};
-
-struct MsgKey {
-  int src;
-  std::uint64_t gid;
-  std::int32_t tag;
-  bool operator<(const MsgKey& o) const {
-    if (src != o.src) return src < o.src;
-    if (gid != o.gid) return gid < o.gid;
-    return tag < o.tag;
-  }
 };
 
 // The last group of overlapping postings on one envelope (concurrency.cpp).
@@ -165,35 +155,7 @@ struct Analyzer::Impl {
   // Synchronizing blocking sends whose call was still open at the window's
   // end, by frame: their Leave in a later window completes them.
   FlatMap<std::uint32_t, OpenSend> open_blocking;
-  // Sends arrived and not yet received on one envelope, oldest first: a
-  // vector and the position of its oldest (a std::deque erased at its front
-  // took a call per message, a twentieth of a tight loop's matching).
-  class SendQueue {
-   public:
-    void push_back(const SendRecord& r) { v_.push_back(r); }
-    std::size_t size() const { return v_.size() - head_; }
-    bool empty() const { return head_ == v_.size(); }
-    SendRecord& operator[](std::size_t i) { return v_[head_ + i]; }
-    // Removes the i-th oldest.
-    void erase(std::size_t i) {
-      if (i > 0) {
-        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(head_ + i));
-      } else if (++head_ == v_.size()) {
-        v_.clear();
-        head_ = 0;
-      } else if (head_ >= 4096 && 2 * head_ >= v_.size()) {  // (keeps memory to twice what is queued)
-        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
-      }
-    }
-    std::vector<SendRecord>::iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
-    std::vector<SendRecord>::iterator end() { return v_.end(); }
-
-   private:
-    std::vector<SendRecord> v_;
-    std::size_t head_ = 0;
-  };
-  std::map<MsgKey, SendQueue> pending;  // arrived, not yet received
+  PendingSends pending;  // arrived, not yet received (pending_sends.hpp)
   // Windows left to match carefully after one that lost events (see
   // exchange_and_match): sends of the lost window are gone from `pending`.
   int realign = 0;

@@ -178,12 +178,12 @@ void Analyzer::Impl::collect_messages(const LocationWindow& w, std::size_t begin
 Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t) {
   flag_ambiguous_sends(w);
   for (const auto& [src, list] : co_await exchange_records(t, outgoing)) {
-    for (const auto& r : list) pending[{r.src, r.comm_gid, r.tag}].push_back(r);
+    for (const auto& r : list) pending.push(r);
   }
   outgoing.clear();  // (sent: the sends' times live in their events)
   if (facts.comm_analysis_skipped) {
     // Alignment is lost: start afresh after this window (documented).
-    for (const auto& [key, q] : pending) facts.unmatched_receives += q.size();
+    facts.unmatched_receives += pending.total();
     pending.clear();
     open_recvs.clear();
     open_sends.clear();
@@ -217,33 +217,30 @@ Task<> Analyzer::Impl::exchange_and_match(const LocationWindow& w, Transport& t)
   const std::vector<char> ambiguous = ambiguous_receives(w);
   for (std::size_t k = 0; k < completed.size(); ++k) {
     const CompletedRecv& cr = completed[k];
-    auto it = pending.find({cr.src, cr.comm_gid, cr.tag});
+    const MsgKey key{cr.src, cr.comm_gid, cr.tag};
     std::size_t reserved = 0;
     if (!open_by_envelope.empty()) {
-      const auto o = open_by_envelope.find({cr.src, cr.comm_gid, cr.tag});
+      const auto o = open_by_envelope.find(key);
       if (o != open_by_envelope.end()) {
         reserved = static_cast<std::size_t>(std::lower_bound(o->second.begin(), o->second.end(), cr.post_seq) -
                                             o->second.begin());
       }
     }
-    if (it == pending.end() || it->second.size() <= reserved) {
+    if (pending.size(key) <= reserved) {
       ++facts.unmatched_receives;
       continue;
     }
-    auto& q = it->second;
     // After a window that lost events, a receive may have taken a message
     // of that window, whose send record is gone: the oldest send left then
     // started after the receive had returned.  Pairing them would shift
     // every later message on this envelope by one (and put a message
     // against time into the backward replay); leaving the send for the
     // next receive realigns the envelope.
-    if (realign > 0 && q[reserved].enter > st.annot[cr.event].leave) {
+    if (realign > 0 && pending.at(key, reserved).enter > st.annot[cr.event].leave) {
       ++facts.unmatched_receives;
       continue;
     }
-    const SendRecord r = q[reserved];
-    q.erase(reserved);
-    if (q.empty()) pending.erase(it);
+    const SendRecord r = pending.take(key, reserved);
     // (Matched, so that later messages stay aligned; not analyzed.)
     if (ambiguous[k] != 0 || (r.flags & sendflag::kAmbiguous) != 0) {
       ++facts.ambiguous_messages;

@@ -79,9 +79,9 @@ const SendRecord* Analyzer::Impl::probed_message(const ProbeKey& key, const Pend
     }
   }
   if (wildcard) return nullptr;
-  auto it = pending.find({key.src, key.gid, key.tag});
-  if (it == pending.end() || it->second.size() <= reserved) return nullptr;
-  const SendRecord& r = it->second[reserved];
+  const MsgKey envelope{key.src, key.gid, key.tag};
+  if (pending.size(envelope) <= reserved) return nullptr;
+  const SendRecord& r = pending.at(envelope, reserved);
   // (After a window that lost events, as for receives: a send that started
   // after the probe returned is not its message.)
   if ((r.flags & sendflag::kAmbiguous) != 0 || (realign > 0 && r.enter > st.annot[p.event].leave)) return nullptr;
