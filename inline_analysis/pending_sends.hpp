@@ -6,8 +6,9 @@
 // it, found through an open-addressing map.  A code that numbers its
 // messages by tag (a sweep: a tag per block and direction) makes an
 // envelope per message; a std::map of vectors took a tree node, a vector
-// and a search of ~log2(n) cache misses per message there, a tenth of a
-// wavefront's analysis (bench_replay, benchmarks/README.md).  Here a steady
+// and a search of ~log2(n) cache misses per message there: 5 % of a
+// wavefront's instructions, 7-9 % of its time (bench_replay,
+// benchmarks/README.md).  Here a steady
 // run allocates nothing, and the pool starts from its front again whenever
 // it empties (the next window's records lie in sending order again).
 #pragma once

@@ -7,15 +7,6 @@
 
 namespace onlinews::analysis {
 
-void TermList::grow(std::size_t need) {
-  const std::size_t cap = std::max<std::size_t>(need, 2 * static_cast<std::size_t>(capacity()));
-  Term* block = new Term[cap];
-  std::copy(begin(), end(), block);
-  delete[] heap_;
-  heap_ = block;
-  cap_ = static_cast<std::uint32_t>(cap);
-}
-
 void Sym::grow(int n, bool keep) {
   const int cap = std::max({n, 2 * capacity(), kInline + 1});
   auto* block = new double[static_cast<std::size_t>(cap)];

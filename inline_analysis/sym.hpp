@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "findings.hpp"
+#include "small_vec.hpp"
 
 namespace onlinews::analysis {
 
@@ -44,85 +45,8 @@ struct Term {
 };
 
 // A Sym's terms: most values have none or one or two (a wait's cause, the
-// value of one later wait), and a heap vector each made the allocator a
-// sixth of a wavefront's analysis (bench_replay).  The first
-// kInline live in the object; more move to the heap, whose block is kept
-// when the list shrinks or is assigned again.
-class TermList {
- public:
-  static constexpr std::uint32_t kInline = 2;
-  TermList() = default;
-  TermList(const TermList& o) { assign(o.begin(), o.size_); }
-  TermList(TermList&& o) noexcept { take(o); }
-  TermList& operator=(const TermList& o) {
-    if (this != &o) assign(o.begin(), o.size_);
-    return *this;
-  }
-  TermList& operator=(TermList&& o) noexcept {
-    if (this != &o) {
-      if (o.heap_ == nullptr && heap_ != nullptr) {
-        assign(o.begin(), o.size_);  // (keeps this heap block)
-        o.size_ = 0;
-      } else {
-        release();
-        take(o);
-      }
-    }
-    return *this;
-  }
-  ~TermList() { release(); }
-
-  Term* begin() { return heap_ != nullptr ? heap_ : inline_; }
-  Term* end() { return begin() + size_; }
-  const Term* begin() const { return heap_ != nullptr ? heap_ : inline_; }
-  const Term* end() const { return begin() + size_; }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  Term& operator[](std::size_t i) { return begin()[i]; }
-  const Term& operator[](std::size_t i) const { return begin()[i]; }
-  void clear() { size_ = 0; }
-  void push_back(Term t) {  // (by value: `t` may be one of this list's terms)
-    if (size_ == capacity()) grow(size_ + 1);
-    begin()[size_++] = t;
-  }
-  // Removes [first, last) (iterators of this list).
-  void erase(Term* first, Term* last) {
-    if (first == last) return;
-    std::copy(last, end(), first);
-    size_ -= static_cast<std::uint32_t>(last - first);
-  }
-  void resize(std::size_t n) {  // (shrinking only: terms have no default)
-    if (n < size_) size_ = static_cast<std::uint32_t>(n);
-  }
-
- private:
-  std::uint32_t capacity() const { return heap_ != nullptr ? cap_ : kInline; }
-  void grow(std::size_t need);
-  void assign(const Term* from, std::uint32_t n) {
-    if (n > capacity()) grow(n);
-    std::copy(from, from + n, begin());
-    size_ = n;
-  }
-  void take(TermList& o) noexcept {
-    size_ = o.size_;
-    if (o.heap_ != nullptr) {
-      heap_ = o.heap_;
-      cap_ = o.cap_;
-      o.heap_ = nullptr;
-    } else {
-      std::copy(o.inline_, o.inline_ + o.size_, inline_);
-    }
-    o.size_ = 0;
-  }
-  void release() noexcept {
-    delete[] heap_;
-    heap_ = nullptr;
-    cap_ = 0;
-  }
-  Term inline_[kInline];
-  Term* heap_ = nullptr;
-  std::uint32_t size_ = 0, cap_ = 0;
-};
+// value of one later wait).
+using TermList = SmallVec<Term, 2>;
 
 // A value: a constant per lane plus terms.  Only the lanes in `used()` are
 // stored, packed in lane order, the first kInline in the object: delay

@@ -31,6 +31,7 @@
 #include "peer_seq.hpp"
 #include "pattern.hpp"
 #include "replay_mail.hpp"
+#include "small_vec.hpp"
 #include "sym.hpp"
 #include "time_map_index.hpp"
 
@@ -129,10 +130,13 @@ inline SyncKind waiting_kind(SyncKind cause) {
 }
 
 
-// A call-path time profile keyed by call-path hash (comparable across ranks).
+// Processing time per call path of an interval (local call-path ids; what
+// crosses ranks is keyed by call-path hash).  One or more per
+// synchronization point, of a handful of call paths each (the 2-rank loop
+// of bench_replay: six): kept in the object up to eight.
 struct TimeMap {
-  std::vector<std::uint32_t> callpaths;  // local ids
-  std::vector<double> seconds;
+  SmallVec<std::uint32_t, 8> callpaths;
+  SmallVec<double, 8> seconds;
 };
 
 class SyncReplay;

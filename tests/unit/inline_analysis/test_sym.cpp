@@ -271,3 +271,33 @@ TEST_CASE("SymTable drops references to nodes that are not later") {
   t.set_known(2);
   REQUIRE(t.form(2, 0).terms.empty());
 }
+
+// The interval time maps' kind of list (sync_replay.hpp): eight inline,
+// reserved ahead, shrunk in place, moved out of and copied.
+TEST_CASE("SmallVec reserves, shrinks, moves and copies like a vector", "[sym]") {
+  using onlinews::analysis::SmallVec;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    SmallVec<double, 8> v;
+    std::vector<double> ref;
+    const std::size_t n = rng() % 20;
+    v.reserve(rng() % 2 == 0 ? n : 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = static_cast<double>(rng() % 1000);
+      v.push_back(x);
+      ref.push_back(x);
+    }
+    const std::size_t keep = n > 0 ? rng() % (n + 1) : 0;
+    v.resize(keep);
+    ref.resize(keep);
+    SmallVec<double, 8> copy = v;
+    SmallVec<double, 8> moved = std::move(v);
+    REQUIRE(moved.size() == ref.size());
+    REQUIRE(copy.size() == ref.size());
+    CHECK(std::equal(moved.begin(), moved.end(), ref.begin()));
+    CHECK(std::equal(copy.begin(), copy.end(), ref.begin()));
+    CHECK(v.empty());
+    copy = moved;  // (onto its own heap block or inline)
+    CHECK(std::equal(copy.begin(), copy.end(), ref.begin()));
+  }
+}
