@@ -1,5 +1,6 @@
 // An open-addressing hash map for per-message lookups: the analysis'
-// (requests, (peer, seq) keys, event indices) and the runtime's table of
+// (requests, (peer, seq) keys, event indices, message envelopes:
+// pending_sends.hpp) and the runtime's table of
 // open MPI requests (runtime/requests.hpp, on the recording path).  std::unordered_map allocates
 // a node per insertion and frees it on erase; with one or two entries per
 // message that was a fifth of the epoch analysis (bench_replay, perf).  This

@@ -16,6 +16,14 @@ static inline void sleep_s(double s) {
   }
 }
 
+/* CLOCK_MONOTONIC in seconds: one clock for every process of a node
+ * (MPI_Wtime may count from a per-process origin: Open MPI's does). */
+static inline double node_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Sleeps `s` seconds inside user region `name`. */
 static inline void region_sleep(const char* name, double s) {
   onlinews_region_begin(name);

@@ -14,7 +14,12 @@
  * After each of the REPS repetitions the main thread alone sleeps (rank 0:
  * 0.1 s) and calls MPI_Barrier, so ranks 1..3 wait REPS x 0.1 s at the
  * barrier: the MPI thread's collectives stay analyzed although the other
- * threads use MPI_COMM_WORLD for point-to-point messages.
+ * threads use MPI_COMM_WORLD for point-to-point messages.  Every rank
+ * notes the time (CLOCK_MONOTONIC: the test runs on one node) as it calls
+ * each of these barriers; rank 0 prints each rank's waiting by those times
+ * (the last entry minus its own, summed): on a loaded machine rank 0 may
+ * come later than its 0.1 s, or another rank later than rank 0 (descheduled
+ * after its sleep or its threads).
  *
  * Then every rank calls COLLS MPI_Allreduce on a duplicate of MPI_COMM_WORLD
  * (eligible for cuts), even ranks from the main thread, odd ranks from
@@ -45,6 +50,7 @@ static int iters = 120;
 static long colls[MAX_THREADS];  /* collective calls per thread */
 static int errors = 0;
 #define COLLS 40
+#define MAX_REPS 64  /* repetitions whose barrier entries are measured */
 static MPI_Comm coll_comm;
 
 /* COLLS world-spanning allreduces; every rank checks the sum. */
@@ -130,8 +136,12 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? atoi(argv[1]) : 3;
   if (argc > 2) iters = atoi(argv[2]);
   const int reps = argc > 3 ? atoi(argv[3]) : 2;
-  if (provided != MPI_THREAD_MULTIPLE || threads < 1 || threads > MAX_THREADS) {
-    if (rank == 0) fprintf(stderr, "thread_ring: needs MPI_THREAD_MULTIPLE and 1..%d threads\n", MAX_THREADS);
+  double entered[MAX_REPS] = {0};  /* node_seconds() as this rank called each repetition's barrier */
+  if (provided != MPI_THREAD_MULTIPLE || threads < 1 || threads > MAX_THREADS || reps < 0 || reps > MAX_REPS) {
+    if (rank == 0) {
+      fprintf(stderr, "thread_ring: needs MPI_THREAD_MULTIPLE, 1..%d threads and 0..%d repetitions\n", MAX_THREADS,
+              MAX_REPS);
+    }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   comms[0] = MPI_COMM_WORLD;
@@ -143,6 +153,7 @@ int main(int argc, char** argv) {
     ring((void*)0);
     for (int t = 1; t < threads; ++t) pthread_join(th[t], NULL);
     if (rank == 0) sleep_s(0.1);
+    entered[rep] = node_seconds();
     MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm);
@@ -165,8 +176,22 @@ int main(int argc, char** argv) {
   int all_errors = 0;
   MPI_Reduce(&other, &all_other, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  double* all_entered = rank == 0 ? calloc((size_t)size * MAX_REPS, sizeof(double)) : NULL;
+  MPI_Gather(entered, MAX_REPS, MPI_DOUBLE, all_entered, MAX_REPS, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     printf("collective calls of other threads: %ld\nstatus errors: %d\n", all_other, all_errors);
+    for (int r = 0; r < size; ++r) {
+      double waited = 0;
+      for (int rep = 0; rep < reps; ++rep) {
+        double last = 0;
+        for (int q = 0; q < size; ++q) {
+          if (all_entered[q * MAX_REPS + rep] > last) last = all_entered[q * MAX_REPS + rep];
+        }
+        waited += last - all_entered[r * MAX_REPS + rep];
+      }
+      printf("barrier wait by the program's clock: rank %d %.6f\n", r, waited);
+    }
+    free(all_entered);
   }
   MPI_Comm_free(&comms[1]);
   MPI_Comm_free(&comms[2]);

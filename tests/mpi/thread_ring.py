@@ -17,10 +17,17 @@ provided); every run with onlinews must leave a complete file in which
                          messages are matched, per its own tag, whichever
                          thread of the partner sent them; none is ambiguous),
   concurrent_mpi_windows > 0 (the threads' calls did overlap),
-  mpi_barrier_wait on ranks 1..3 == REPS x 0.1 s (rank 0 sleeps 0.1 s before
-                         each of the main thread's barriers; collectives stay
-                         analyzed) within 20 ms, at least 80 % of it per run
-                         on a loaded machine.
+  mpi_barrier_wait on ranks 1..3 == what the program measured, within 20 ms:
+                         rank 0 sleeps 0.1 s before each of the main thread's
+                         barriers (collectives stay analyzed), and every rank
+                         notes CLOCK_MONOTONIC as it calls them, so each rank
+                         waits the last entry minus its own, REPS x 0.1 s on
+                         a quiet machine.  The program's measure, not REPS x
+                         0.1 s, is the reference: under load rank 0 came late
+                         (waits of 0.223 s for 0.200 in a CI run with a build
+                         beside it) and other ranks may too; it must itself
+                         lie within 50-200 % of REPS x 0.1 s (else the run
+                         says nothing about the barrier).
 
 Every other run with onlinews sets ONLINEWS_EPOCH_SECONDS=0.1: the rings
 have no world collective, so requested cuts fall while every thread
@@ -39,6 +46,7 @@ Before the fix onlinews lowered Open MPI's thread level to
 MPI_THREAD_SINGLE (it initialized MPI_T at that level): every run then
 fails the MPI_Query_thread check, and some runs hang or receive another
 thread's message (2 of 10 runs of a similar ring, 1 of 20 of this one)."""
+import re
 import subprocess
 import sys
 import time
@@ -76,7 +84,9 @@ def run(args, work, i, preloaded):
     if p.returncode != 0 or "status errors: 0" not in p.stdout:
         return None, f"exit code {p.returncode}:\n{text[-2000:]}", dt
     calls = int(p.stdout.split("collective calls of other threads:")[1].split()[0])
-    return (calls, out if preloaded else None), None, dt
+    measured = {int(r): float(w) for r, w in re.findall(r"barrier wait by the program's clock: rank (\d+) ([\d.]+)",
+                                                          p.stdout)}
+    return (calls, measured, out if preloaded else None), None, dt
 
 
 def main():
@@ -91,6 +101,7 @@ def main():
     work = fresh_workdir(args)
     failures = []
     cuts = []  # requested cuts of each run with ONLINEWS_EPOCH_SECONDS=0.1
+    gaps = []  # |analyzed - measured| barrier wait of every rank and run
     expected_wait = args.reps * 0.1
     for preloaded in (False, True):
         label = "with onlinews" if preloaded else "plain"
@@ -104,7 +115,7 @@ def main():
             times.append(dt)
             if not preloaded:
                 continue
-            calls, out = res
+            calls, measured, out = res
             r = onlinews_h5.Result(str(out))
             a = r.attrs
             problems = []
@@ -122,8 +133,11 @@ def main():
                 problems.append("concurrent_mpi_windows 0: the threads' calls never overlapped?")
             for rank in range(1, args.np):
                 w = r.value("mpi_barrier_wait", rank=rank)
-                if not (0.8 * expected_wait <= w <= expected_wait + 0.02):
-                    what = f"rank {rank} barrier wait {w:.3f} s, expected {expected_wait:.3f} s"
+                want = measured.get(rank, -1.0)
+                gaps.append((abs(w - want), w, want))
+                if not (0.5 * expected_wait <= want <= 2 * expected_wait and abs(w - want) <= 0.02):
+                    what = (f"rank {rank} barrier wait {w:.3f} s, the program measured {want:.3f} s "
+                            f"({expected_wait:.3f} s by design)")
                     if args.untimed:  # (a sleep-timed value: printed only)
                         print(f"  --   {label} run {i}: {what} (a time: not checked, --untimed)", flush=True)
                     else:
@@ -135,6 +149,10 @@ def main():
         if times:
             print(f"{label}: {len(times)} of {args.runs} runs passed, {min(times):.2f}-{max(times):.2f} s each",
                   flush=True)
+    if gaps:
+        gap, w, want = max(gaps)
+        print(f"barrier waits, analyzed against the program's clock: largest difference {1e3 * gap:.1f} ms "
+              f"({w:.3f} s against {want:.3f} s; {expected_wait:.3f} s by design)", flush=True)
     if cuts and max(cuts) < 1:
         failures.append("no run with ONLINEWS_EPOCH_SECONDS=0.1 had a requested cut: the test saw no cut")
         print(f"FAIL {failures[-1]}", flush=True)

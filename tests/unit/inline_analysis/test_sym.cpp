@@ -296,8 +296,19 @@ TEST_CASE("SmallVec reserves, shrinks, moves and copies like a vector", "[sym]")
     REQUIRE(copy.size() == ref.size());
     CHECK(std::equal(moved.begin(), moved.end(), ref.begin()));
     CHECK(std::equal(copy.begin(), copy.end(), ref.begin()));
-    CHECK(v.empty());
-    copy = moved;  // (onto its own heap block or inline)
-    CHECK(std::equal(copy.begin(), copy.end(), ref.begin()));
+    CHECK(v.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+    // Copied and moved onto lists of other sizes, inline and on the heap
+    // (a heap block receiving an inline list keeps its block).
+    SmallVec<double, 8> other;
+    const std::size_t m = rng() % 20;
+    for (std::size_t i = 0; i < m; ++i) other.push_back(-1.0);
+    other = moved;
+    REQUIRE(other.size() == ref.size());
+    CHECK(std::equal(other.begin(), other.end(), ref.begin()));
+    SmallVec<double, 8> target;
+    for (std::size_t i = 0; i < m; ++i) target.push_back(-2.0);
+    target = std::move(copy);
+    REQUIRE(target.size() == ref.size());
+    CHECK(std::equal(target.begin(), target.end(), ref.begin()));
   }
 }
