@@ -8,9 +8,9 @@
 // envelope per message; a std::map of vectors took a tree node, a vector
 // and a search of ~log2(n) cache misses per message there: 5 % of a
 // wavefront's instructions, 7-9 % of its time (bench_replay,
-// benchmarks/README.md).  Here a steady
-// run allocates nothing, and the pool starts from its front again whenever
-// it empties (the next window's records lie in sending order again).
+// benchmarks/README.md).  Here a steady run allocates nothing, and the pool
+// starts from its front again whenever it empties (the next window's
+// records lie in sending order again).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +30,7 @@ struct MsgKey {
     if (gid != o.gid) return gid < o.gid;
     return tag < o.tag;
   }
-  bool operator==(const MsgKey& o) const { return src == o.src && gid == o.gid && tag == o.tag; }
+  bool operator==(const MsgKey&) const = default;
 };
 
 struct MsgKeyHash {

@@ -243,8 +243,8 @@ class DelayCosts final : public Pattern, public SyncHandler {
     // carried across the cut): keep how this rank explained it.
     if (!ctx.ends_synchronized() && !ctx.last_window()) {
       kept_[{sp.peer, static_cast<int>(waiting_kind(sp.kind)), sp.seq, sp.epoch, sp.gid}] =
-          Kept{ctx.location(), denom, {m.callpaths.begin(), m.callpaths.end()}, d, static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(k),
-               carried != nullptr ? carried->explained : 0.0, ctx.concurrent()};
+          Kept{ctx.location(), denom, {m.callpaths.begin(), m.callpaths.end()}, d, static_cast<std::uint32_t>(j),
+               static_cast<std::uint32_t>(k), carried != nullptr ? carried->explained : 0.0, ctx.concurrent()};
     }
     sp.indirect = collective ? 0.0 : scale * w;  // the waiting side's share explained by our waiting
     if (costs.constant()) {

@@ -17,7 +17,8 @@ static inline void sleep_s(double s) {
 }
 
 /* CLOCK_MONOTONIC in seconds: one clock for every process of a node
- * (MPI_Wtime may count from a per-process origin: Open MPI's does). */
+ * (MPI_Wtime may count from a per-process origin: newer Open MPI releases
+ * set one at MPI_Init). */
 static inline double node_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
