@@ -5,8 +5,9 @@
 #      targets on fixed random inputs), MPI scenarios (with 50 random
 #      programs and 20 kill trials), install, tools, examples;
 #   2. ./build-mpich against MPICH (-DONLINEWS_MPI=mpich): the same library,
-#      its MPI scenarios, install and example tests (the unit and tools
-#      tests use no MPI), less tests/mpich_excluded.txt;
+#      its MPI scenarios, install and example tests, less
+#      tests/mpich_excluded.txt (the unit and tools tests use no MPI: not
+#      built there, 2.5 min less);
 #   3. the fuzz targets under libFuzzer with ASan and UBSan (Clang,
 #      ./build-fuzz), 60 s each (scripts/fuzz.sh);
 #   4. sanitizers: everything built with ASan and UBSan (./build-asan): unit
@@ -21,6 +22,9 @@ scripts/fetch_libomp16.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rc=0
 failed=()  # the steps that failed, for the summary at the end
+took=()    # each step's minutes: CI stops at 90 (the whole run took 49-79 so far)
+step_start=$SECONDS
+step_done() { took+=("$1 $(( (SECONDS - step_start + 30) / 60 )) min"); step_start=$SECONDS; }
 # MPI scenarios are timed with sleeps: ctest runs them one at a time.
 echo "== 1/4: Open MPI (./build)"
 rm -rf build
@@ -29,22 +33,27 @@ if scripts/build.sh build; then
 else
   rc=1; failed+=("1/4 Open MPI (build)")
 fi
+step_done "1/4"
 echo "== 2/4: MPICH (./build-mpich)"
 rm -rf build-mpich
 excluded=$(grep -v '^#' tests/mpich_excluded.txt | grep . | paste -sd'|')  # (regular expressions)
-if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF; then
+if scripts/build.sh build-mpich -DONLINEWS_MPI=mpich -DONLINEWS_BUILD_BENCHMARKS=OFF -DONLINEWS_BUILD_UNIT_TESTS=OFF; then
   ctest --test-dir build-mpich --output-on-failure -L 'mpi|install|example' -E "^(${excluded})\$" ||
     { rc=1; failed+=("2/4 MPICH"); }
 else
   rc=1; failed+=("2/4 MPICH (build)")
 fi
+step_done "2/4"
 echo "== 3/4: libFuzzer, ASan, UBSan (./build-fuzz)"
 rm -rf build-fuzz
 scripts/fuzz.sh 60 || { rc=1; failed+=("3/4 libFuzzer"); }
+step_done "3/4"
 echo "== 4/4: ASan + UBSan (./build-asan), TSan (./build-tsan)"
 rm -rf build-asan build-tsan
 tests/sanitizers/run_asan.sh || { rc=1; failed+=("4/4 ASan + UBSan"); }
 tests/sanitizers/run_tsan.sh || { rc=1; failed+=("4/4 TSan"); }
+step_done "4/4"
+echo "scripts/test.sh: steps took $(printf '%s, ' "${took[@]}" | sed 's/, $//') ($(( SECONDS / 60 )) min in all)"
 if [ "$rc" -eq 0 ]; then
   echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)"
 else
