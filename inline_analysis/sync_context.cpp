@@ -223,9 +223,10 @@ TimeMap SyncContext::time_map_in(const std::vector<Event>& ev, const std::vector
   // A long span takes whole chunks from the index (time_map_index.hpp).
   const TimeMapIndex::Window* index = nullptr;
   // (At least min_span events in [start, first_after(t1)): the times are
-  // sorted, so one look at the min_span-th event tells.)
-  if (const std::size_t probe = start + TimeMapIndex::min_span - 1;
-      probe < n && static_cast<std::int64_t>(ev[probe].time) <= t1) {
+  // sorted, so one look at the min_span-th event tells.  start < n here;
+  // a test turns the index off with min_span = SIZE_MAX.)
+  if (const std::size_t m = TimeMapIndex::min_span;
+      m != 0 && n - start >= m && static_cast<std::int64_t>(ev[start + m - 1].time) <= t1) {
     index = &r_.index_.of(ev, owner);
   }
   std::uint32_t run_cp = kNoCallpath;

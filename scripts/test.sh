@@ -53,7 +53,7 @@ rm -rf build-asan build-tsan
 tests/sanitizers/run_asan.sh || { rc=1; failed+=("4/4 ASan + UBSan"); }
 tests/sanitizers/run_tsan.sh || { rc=1; failed+=("4/4 TSan"); }
 step_done "4/4"
-echo "scripts/test.sh: steps took $(printf '%s, ' "${took[@]}" | sed 's/, $//') ($(( SECONDS / 60 )) min in all)"
+echo "scripts/test.sh: steps took $(printf '%s, ' "${took[@]}" | sed 's/, $//') ($(( (SECONDS + 30) / 60 )) min in all, set-up included)"
 if [ "$rc" -eq 0 ]; then
   echo "scripts/test.sh: all tests passed (Open MPI, MPICH, fuzzing, sanitizers)"
 else
