@@ -6,8 +6,8 @@
 #      programs and 20 kill trials), install, tools, examples;
 #   2. ./build-mpich against MPICH (-DONLINEWS_MPI=mpich): the same library,
 #      its MPI scenarios, install and example tests, less
-#      tests/mpich_excluded.txt (the unit and tools tests use no MPI: not
-#      built there, 2.5 min less);
+#      tests/mpich_excluded.txt (the unit and tools tests use no MPI: they
+#      run in step 1, and the unit tests are not built here, 2.5 min less);
 #   3. the fuzz targets under libFuzzer with ASan and UBSan (Clang,
 #      ./build-fuzz), 60 s each (scripts/fuzz.sh);
 #   4. sanitizers: everything built with ASan and UBSan (./build-asan): unit

@@ -70,7 +70,7 @@ TEST_CASE("time maps over long spans are the same with the chunk index", "[sync]
   const std::uint64_t before_scan = analysis::TimeMapIndex::chunks_taken.load();
   const auto scanned = replay(b);
   analysis::TimeMapIndex::min_span = saved;
-  // (The scan is one: a wrapped span test once let it take 114 chunks too.)
+  // (The scan is one: a wrapped span test once let it take 40 chunks.)
   CHECK(analysis::TimeMapIndex::chunks_taken.load() == before_scan);
   double delay = 0, path = 0;
   for (std::size_t k = 0; k < 3; ++k) {
