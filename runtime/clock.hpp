@@ -1,5 +1,6 @@
 // Timestamps.  The hot path reads a raw counter (the TSC where the kernel
-// itself trusts it as its clocksource, CLOCK_MONOTONIC otherwise); raw values
+// itself trusts it as its clocksource or computes kvm-clock from an
+// invariant one, CLOCK_MONOTONIC otherwise: choose_clock); raw values
 // become nanoseconds only when an epoch drains the buffers, by linear
 // interpolation between (raw, CLOCK_MONOTONIC) pairs taken at consecutive
 // drains.  Each window is thus pinned to the system's monotonic clock at both
@@ -7,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <ctime>
+#include <string>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define ONLINEWS_HAVE_TSC 1
@@ -56,12 +58,17 @@ class ClockMapper {
       prev_ = base_ = now;
       have_prev_ = true;
     }
+    check_rate();
     if (cur_.raw > base_.raw && cur_.ns > base_.ns && cur_.ns - base_.ns >= 1'000'000) {
       slope_ = static_cast<double>(cur_.ns - base_.ns) / static_cast<double>(cur_.raw - base_.raw);
     } else if (cur_.raw > prev_.raw && cur_.ns > prev_.ns) {
       slope_ = static_cast<double>(cur_.ns - prev_.ns) / static_cast<double>(cur_.raw - prev_.raw);
     }
   }
+  // Times the counter left the rate of the baseline: it jumped or went
+  // back (a VM restored from a snapshot), or changed its rate (migrated to
+  // a host whose TSC runs at another rate, without TSC scaling).
+  std::uint64_t rate_changes() const { return rate_changes_; }
   std::uint64_t to_ns(std::uint64_t raw) const { return g_use_tsc ? tsc_to_ns(raw) : raw; }
   // ... when the raw clock is the TSC.
   std::uint64_t tsc_to_ns(std::uint64_t raw) const {
@@ -74,15 +81,53 @@ class ClockMapper {
   double slope() const { return slope_; }
 
  private:
+  // The long baseline is only right while the counter keeps one rate: if
+  // the latest pair lies off the baseline's line by more than the pairs'
+  // read error can explain (50 us, and 0.1 % of the interval: NTP slews
+  // CLOCK_MONOTONIC by at most 0.05 %), the baseline starts again at the
+  // latest pair.  The window between the two pairs, which holds the jump,
+  // is mapped from that interval's rate (pinned at both ends, as every
+  // window is); the windows after it from the new baseline.
+  void check_rate() {
+    if (prev_.raw == base_.raw && cur_.raw >= prev_.raw) return;  // (no rate to check against yet)
+    bool changed = cur_.raw < prev_.raw;
+    if (!changed && cur_.ns > prev_.ns) {
+      const double interval = static_cast<double>(cur_.ns - prev_.ns);
+      const double predicted = static_cast<double>(cur_.raw - prev_.raw) * slope_;
+      const double off = predicted > interval ? predicted - interval : interval - predicted;
+      changed = off > 50'000.0 && off > 1e-3 * interval;
+    }
+    if (changed) {
+      base_ = cur_;
+      ++rate_changes_;
+    }
+  }
+
   Pair base_{}, prev_{}, cur_{};
   bool have_prev_ = false;
   double slope_ = 1.0;  // ns per tick; refined at every window
+  std::uint64_t rate_changes_ = 0;
 };
 
-// Decides whether the TSC is used (kernel clocksource is "tsc") and seeds the
-// slope estimate.  Returns a short description for the output's `clock` attr
-// (without the TSC it names the kernel's clocksource, in a static buffer
-// that the next call overwrites).
-const char* init_clock(ClockMapper& mapper);
+// The counter raw_now() reads, from ONLINEWS_CLOCK (`setting`: auto, tsc or
+// monotonic; nullptr = auto), the kernel's current clocksource (empty if
+// unknown) and the processor's flags (/proc/cpuinfo).  auto takes the TSC
+// where the kernel's clocksource is tsc, or kvm-clock over an invariant
+// TSC (constant_tsc and nonstop_tsc).
+struct ClockChoice {
+  bool tsc = false;
+  std::string description;  // the file's `clock` attribute
+  std::string warning;      // empty, or one line for the user
+};
+ClockChoice choose_clock(const char* setting, const std::string& clocksource, const std::string& cpu_flags,
+                         bool have_tsc);
+std::string kernel_clocksource();  // (empty if unknown)
+std::string cpu_flags();           // the first processor's, space-separated (empty if unknown)
+
+// Decides whether the TSC is used (choose_clock, this process's own
+// ONLINEWS_CLOCK) and seeds the slope estimate.  Returns a short
+// description for the output's `clock` attribute, in a static buffer that
+// the next call overwrites; `warning` gets choose_clock's, if any.
+const char* init_clock(ClockMapper& mapper, std::string& warning);
 
 }  // namespace onlinews::rt

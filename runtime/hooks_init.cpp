@@ -272,7 +272,15 @@ void pre_init(Call& c) {
   if (state() != nullptr || g_pending != nullptr) return;
   g_pending = new (std::nothrow) State;
   if (g_pending == nullptr) return;
-  g_pending->clock_name = init_clock(g_pending->clock);
+  try {  // (files read, strings: nothing may throw into MPI_Init's caller)
+    std::string clock_warning;
+    g_pending->clock_name = init_clock(g_pending->clock, clock_warning);
+    if (!clock_warning.empty()) g_pending->warnings.push_back(clock_warning);
+  } catch (...) {
+    delete g_pending;
+    g_pending = nullptr;  // (the analyzer stays off: post_init finds no state)
+    return;
+  }
   g_pending->t_init_raw = raw_now();
   g_init_ns = monotonic_ns();
   c.t_enter = g_pending->t_init_raw;
@@ -347,6 +355,12 @@ void pre_finalize(Call& c) {
   try {
     final_epoch(t, t2);
     if (s->analysis_thread) s->analysis_thread->stop();
+    if (const std::uint64_t n = s->clock.rate_changes(); n > 0) {
+      log_warning("the time stamp counter jumped or changed its rate " + std::to_string(n) +
+                  " time(s) during the run (a virtual machine restored or migrated?): times within the epochs "
+                  "around them are approximate; ONLINEWS_CLOCK=monotonic avoids this",
+                  false);
+    }
     s->finalize_leave_ns = global_ns(*s, t2);
     g_recording.store(false);
     finish_output(*s);

@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -120,29 +121,18 @@ ClockMapper::Pair ClockMapper::sample() {
   return best;
 }
 
-const char* init_clock(ClockMapper& mapper) {
-  g_use_tsc = false;
-  const char* what = "CLOCK_MONOTONIC";
-#if ONLINEWS_HAVE_TSC
-  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string name;
-  const bool known = static_cast<bool>(cs >> name);
-  g_use_tsc = known && name == "tsc";
-  if (g_use_tsc) {
-    what = "tsc, interpolated to CLOCK_MONOTONIC at each epoch";
-  } else {
-    // Name the clocksource that kept the TSC out: a timestamp then costs a
-    // clock_gettime, 2-3x an rdtsc (benchmarks/README.md), and whoever
-    // compares runs across machines needs to see why.  (hooks::pre_init
-    // calls this once, in MPI_Init or MPI_Init_thread, on the MPI thread.)
-    static char fallback[96];
-    std::snprintf(fallback, sizeof fallback, "CLOCK_MONOTONIC (the kernel's clocksource is %.32s, not tsc)",
-                  known ? name.c_str() : "unknown");
-    what = fallback;
-  }
-#endif
+const char* init_clock(ClockMapper& mapper, std::string& warning) {
+  // (hooks::pre_init calls this once, in MPI_Init or MPI_Init_thread, on
+  // the MPI thread, before any thread records: the environment is this
+  // process's own, not yet rank 0's.)
+  static std::string what;
+  const ClockChoice c =
+      choose_clock(std::getenv("ONLINEWS_CLOCK"), kernel_clocksource(), cpu_flags(), ONLINEWS_HAVE_TSC != 0);
+  g_use_tsc = c.tsc;
+  what = c.description;
+  warning = c.warning;
   mapper.advance(ClockMapper::sample());  // (after g_use_tsc: the sample reads the raw clock)
-  return what;
+  return what.c_str();
 }
 
 }  // namespace onlinews::rt

@@ -24,7 +24,7 @@ per iteration and rank, the first barrier's waits are 0.005 (3 + 2 + 1) =
 0.03 s, and at the second the 3 workers wait for the master's 0.01 s
 ("produce" on rank 0; on rank 1 the Late Sender of its receive): 1.2 s of
 omp_ebarrier_wait per rank in 20 iterations, 0.2 s of Late Sender on rank
-1."""
+1, each longer by what rank 0's analysis at its sends delays them."""
 import shutil
 import subprocess
 import sys
@@ -110,11 +110,21 @@ def main():
         for m in METRICS + ["critical_path", "mpi_latesender", "delay_latesender"]:
             a, b = online.value(m, app=True), post.value(m, app=True)
             check(abs(a - b) <= max(0.01 * max(a, b), 1e-3), f"funneled {m:22s} online {a:8.4f} s  one epoch {b:8.4f} s")
+        # Rank 0's master makes no MPI call in the loop but its sends: the
+        # analysis slices of its epochs run there and delay them, so rank
+        # 1's receives wait that much longer, and on both ranks the 3
+        # workers wait for their master that much longer at the barrier
+        # after the message (34 ms of rank 0's analysis on a slow VM, with
+        # ONLINEWS_TEST_REFERENCE keeping every event: Late Sender 0.246 s).
+        tool0 = sum(online.value("time", rank=0, thread=0, region=n)
+                    for n in ("onlinews_analysis", "onlinews_cut_decision"))
         for r in (0, 1):
             w = online.value("omp_ebarrier_wait", rank=r)
-            check(1.17 <= w <= 1.35, f"funneled omp_ebarrier_wait rank {r}: {w:.4f} s (want 1.2, -0.03 +0.15)", timed=True)
+            check(1.17 <= w <= 1.35 + 3 * tool0, f"funneled omp_ebarrier_wait rank {r}: {w:.4f} s (want 1.2, -0.03 "
+                  f"+0.15, + 3 x rank 0's analysis {tool0:.4f} s)", timed=True)
         ls = online.value("mpi_latesender", rank=1)
-        check(abs(ls - 0.2) <= 0.04, f"funneled mpi_latesender rank 1: {ls:.4f} s (want 0.2 +- 0.04)", timed=True)
+        check(0.16 <= ls <= 0.24 + tool0, f"funneled mpi_latesender rank 1: {ls:.4f} s (want 0.2 +- 0.04, + rank 0's "
+              f"analysis {tool0:.4f} s)", timed=True)
         return check.failures
 
     failures = until_passed(3, attempt)

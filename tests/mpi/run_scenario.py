@@ -291,11 +291,43 @@ def metric_query(result, rest):
     return value, where, nums
 
 
-def validate(result, clock_error=0.0):
+def expected_clock(setting=None):
+    """The `clock` root attribute a run on this machine writes
+    (runtime/clock_choice.cpp): the ranks run here, so /sys and /proc are
+    theirs.  `setting`: the run's ONLINEWS_CLOCK (None: auto)."""
+    try:
+        source = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().split()[0]
+    except (OSError, IndexError):
+        source = "unknown"
+    flags = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    interpolated = ", interpolated to CLOCK_MONOTONIC at each epoch"
+    if os.uname().machine not in ("x86_64", "i386", "i686"):
+        return "CLOCK_MONOTONIC"
+    if setting == "monotonic":
+        return "CLOCK_MONOTONIC (ONLINEWS_CLOCK=monotonic)"
+    if setting == "tsc":
+        return "tsc" + interpolated if source == "tsc" else \
+            f"tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is {source})" + interpolated
+    if source == "tsc":
+        return "tsc" + interpolated
+    if source == "kvm-clock" and {"constant_tsc", "nonstop_tsc"} <= flags:
+        return "tsc (invariant, under the kernel's kvm-clock)" + interpolated
+    return f"CLOCK_MONOTONIC (the kernel's clocksource is {source}, not tsc)"
+
+
+def validate(result, clock_error=0.0, clock_setting=None):
     """Checks every file must pass, whatever the scenario.  `clock_error`:
     seconds by which two ranks' corrected clocks may still disagree (skewed
     test runs); every handover of the critical path between ranks may then
-    add up to that much, and a handover happens only at an MPI call."""
+    add up to that much, and a handover happens only at an MPI call.
+    `clock_setting`: the run's ONLINEWS_CLOCK, if any."""
     problems = []
     a = result.attrs
     if a.get("format") != "onlinews" or int(a.get("format_version", 0)) != 1:
@@ -306,18 +338,7 @@ def validate(result, clock_error=0.0):
                 "clock", "mpi_library", "start_time"):
         if key not in a:
             problems.append(f"missing root attribute {key}")
-    # The clock names the kernel's clocksource when it is not the TSC
-    # (runtime.cpp, init_clock); the ranks run here, so /sys is theirs.
-    try:
-        source = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().split()[0]
-    except (OSError, IndexError):
-        source = "unknown"
-    if os.uname().machine not in ("x86_64", "i386", "i686"):
-        want = "CLOCK_MONOTONIC"
-    elif source == "tsc":
-        want = "tsc, interpolated to CLOCK_MONOTONIC at each epoch"
-    else:
-        want = f"CLOCK_MONOTONIC (the kernel's clocksource is {source}, not tsc)"
+    want = expected_clock(clock_setting)
     if "clock" in a and str(a["clock"]) != want:
         problems.append(f"root attribute clock is {a['clock']!r}, expected {want!r}")
     ncp, nloc = len(result.cp_region), len(result.loc_rank)
@@ -494,7 +515,7 @@ def main():
                 except (OSError, KeyError, ValueError) as e:  # (a job that failed may leave a partial or locked file)
                     failures.append(f"output file {path} unreadable: {e}")
                     return failures
-                failures += validate(result)
+                failures += validate(result, clock_setting=spec["env"].get("ONLINEWS_CLOCK"))
                 for no, key, rest in checks:
                     try:
                         ok, line = check(result, key, rest)
