@@ -1,11 +1,13 @@
 // Timestamps.  The hot path reads a raw counter (the TSC where the kernel
-// itself trusts it as its clocksource or computes kvm-clock from an
-// invariant one, CLOCK_MONOTONIC otherwise: choose_clock); raw values
-// become nanoseconds only when an epoch drains the buffers, by linear
-// interpolation between (raw, CLOCK_MONOTONIC) pairs taken at consecutive
-// drains.  Each window is thus pinned to the system's monotonic clock at both
-// ends, and the per-event cost is one rdtsc instead of a clock_gettime call.
+// itself trusts it as its clocksource or ONLINEWS_CLOCK=tsc asks for it,
+// CLOCK_MONOTONIC otherwise: choose_clock); raw values become nanoseconds
+// only when an epoch drains the buffers, by linear interpolation between
+// (raw, CLOCK_MONOTONIC) pairs taken at consecutive drains.  Each window is
+// thus pinned to the system's monotonic clock at its start (and meets it at
+// its end within the pairs' error while the rate holds), and the per-event
+// cost is one rdtsc instead of a clock_gettime call.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <string>
@@ -65,9 +67,11 @@ class ClockMapper {
       slope_ = static_cast<double>(cur_.ns - prev_.ns) / static_cast<double>(cur_.raw - prev_.raw);
     }
   }
-  // Times the counter left the rate of the baseline: it jumped or went
-  // back (a VM restored from a snapshot), or changed its rate (migrated to
-  // a host whose TSC runs at another rate, without TSC scaling).
+  // Times the counter and CLOCK_MONOTONIC disagreed on the rate: the
+  // counter jumped or went back (a VM restored from a snapshot), or changed
+  // its rate (migrated to a host whose TSC runs at another rate, without
+  // TSC scaling); or NTP slewed CLOCK_MONOTONIC fast (chrony: up to 8 %),
+  // which the mapping then follows.
   std::uint64_t rate_changes() const { return rate_changes_; }
   std::uint64_t to_ns(std::uint64_t raw) const { return g_use_tsc ? tsc_to_ns(raw) : raw; }
   // ... when the raw clock is the TSC.
@@ -75,23 +79,31 @@ class ClockMapper {
     // (Through int64: both values stay below 2^63, and x86-64 converts
     // signed integers in one instruction, unsigned ones in about ten.)
     const double d = static_cast<double>(static_cast<std::int64_t>(raw - prev_.raw)) * slope_;
-    const double ns = static_cast<double>(static_cast<std::int64_t>(prev_.ns)) + d;
+    double ns = static_cast<double>(static_cast<std::int64_t>(prev_.ns)) + d;
+    if (went_back_) {  // (the window's readings on both sides of the reset: none may leave it)
+      ns = std::min(std::max(ns, static_cast<double>(prev_.ns)), static_cast<double>(cur_.ns));
+    }
     return ns > 0 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(ns)) : 0;
   }
   double slope() const { return slope_; }
 
  private:
   // The long baseline is only right while the counter keeps one rate: if
-  // the latest pair lies off the baseline's line by more than the pairs'
-  // read error can explain (50 us, and 0.1 % of the interval: NTP slews
-  // CLOCK_MONOTONIC by at most 0.05 %), the baseline starts again at the
-  // latest pair.  The window between the two pairs, which holds the jump,
-  // is mapped from that interval's rate (pinned at both ends, as every
-  // window is); the windows after it from the new baseline.
+  // the latest interval's ticks, at the baseline's rate, miss its
+  // CLOCK_MONOTONIC length by more than the pairs' read error can explain
+  // (50 us, and 0.1 % of the interval), the baseline starts again at the
+  // latest pair.  The window between the two pairs, which holds the
+  // change, is mapped at that interval's own rate (so it meets
+  // CLOCK_MONOTONIC at both ends); the windows after it from the new
+  // baseline.  Checked only once the baseline spans 10 ms:
+  // right after a start (or a restart) the next drain may come
+  // microseconds later, and a rate over that is mostly read error.  (A
+  // slow drift below the thresholds goes unseen: each window stays pinned
+  // at its start, and is off at its end by the drift over one window.)
   void check_rate() {
-    if (prev_.raw == base_.raw && cur_.raw >= prev_.raw) return;  // (no rate to check against yet)
-    bool changed = cur_.raw < prev_.raw;
-    if (!changed && cur_.ns > prev_.ns) {
+    went_back_ = cur_.raw < prev_.raw;
+    bool changed = went_back_;
+    if (!changed && prev_.ns >= base_.ns + 10'000'000 && cur_.ns > prev_.ns) {
       const double interval = static_cast<double>(cur_.ns - prev_.ns);
       const double predicted = static_cast<double>(cur_.raw - prev_.raw) * slope_;
       const double off = predicted > interval ? predicted - interval : interval - predicted;
@@ -107,6 +119,7 @@ class ClockMapper {
   bool have_prev_ = false;
   double slope_ = 1.0;  // ns per tick; refined at every window
   std::uint64_t rate_changes_ = 0;
+  bool went_back_ = false;  // the counter went back between prev_ and cur_
 };
 
 // The counter raw_now() reads, from ONLINEWS_CLOCK (`setting`: auto, tsc or

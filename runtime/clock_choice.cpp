@@ -41,26 +41,29 @@ ClockChoice choose_clock(const char* setting, const std::string& clocksource, co
     c.description = "CLOCK_MONOTONIC (ONLINEWS_CLOCK=monotonic)";
     return c;
   }
-  // An invariant TSC (constant rate, running in every power state) that
-  // KVM passes through: kvm-clock is computed from it, and the kernel's
-  // vDSO reads it in user space on whichever vCPU a thread runs.  Read
-  // directly it costs an rdtsc instead of kvm-clock's ~26 ns
-  // (benchmarks/README.md); the mapping to CLOCK_MONOTONIC at every drain
-  // and ClockMapper's rate check hold it to the kernel's clock.
-  const bool invariant = has_flag(cpu_flags, "constant_tsc") && has_flag(cpu_flags, "nonstop_tsc");
   if (mode == "tsc") {
+    // The user knows better than the kernel here: typically a VM whose
+    // kernel was told not to trust the TSC (clocksource=kvm-clock
+    // tsc=unstable) on a host that keeps it invariant and synchronized.
+    // Every drain holds it to CLOCK_MONOTONIC, and ClockMapper reports a
+    // counter that jumps or changes its rate.
     c.tsc = true;
     c.description = source == "tsc" ? std::string("tsc") + kInterpolated
                                     : "tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is " + source + ")" +
                                           kInterpolated;
+    if (source != "tsc" && (!has_flag(cpu_flags, "constant_tsc") || !has_flag(cpu_flags, "nonstop_tsc"))) {
+      c.warning = "ONLINEWS_CLOCK=tsc: this processor does not report an invariant TSC (constant_tsc and "
+                  "nonstop_tsc in /proc/cpuinfo): times within an epoch may be off";
+    }
     return c;
   }
+  // auto: the TSC only where the kernel itself keeps time with it.  (Under
+  // kvm-clock the TSC is often invariant too, but a KVM guest whose kernel
+  // trusts its TSC lowers kvm-clock's rating and takes tsc: kvm-clock over
+  // an invariant TSC mostly means the TSC was marked unstable.)
   if (source == "tsc") {
     c.tsc = true;
     c.description = std::string("tsc") + kInterpolated;
-  } else if (source == "kvm-clock" && invariant) {
-    c.tsc = true;
-    c.description = std::string("tsc (invariant, under the kernel's kvm-clock)") + kInterpolated;
   } else {
     // Name the clocksource that kept the TSC out: a timestamp then costs a
     // clock_gettime, 2-3x an rdtsc, and whoever compares runs across

@@ -356,9 +356,10 @@ void pre_finalize(Call& c) {
     final_epoch(t, t2);
     if (s->analysis_thread) s->analysis_thread->stop();
     if (const std::uint64_t n = s->clock.rate_changes(); n > 0) {
-      log_warning("the time stamp counter jumped or changed its rate " + std::to_string(n) +
-                  " time(s) during the run (a virtual machine restored or migrated?): times within the epochs "
-                  "around them are approximate; ONLINEWS_CLOCK=monotonic avoids this",
+      log_warning("the time stamp counter and CLOCK_MONOTONIC disagreed on the rate " + std::to_string(n) +
+                      " time(s) during the run (the counter jumped or changed its rate: a virtual machine restored "
+                      "or migrated?; or NTP slewed the clock): times within the epochs around them are "
+                      "approximate; ONLINEWS_CLOCK=monotonic avoids this",
                   false);
     }
     s->finalize_leave_ns = global_ns(*s, t2);

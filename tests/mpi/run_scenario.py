@@ -299,14 +299,6 @@ def expected_clock(setting=None):
         source = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource").read_text().split()[0]
     except (OSError, IndexError):
         source = "unknown"
-    flags = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
     interpolated = ", interpolated to CLOCK_MONOTONIC at each epoch"
     if os.uname().machine not in ("x86_64", "i386", "i686"):
         return "CLOCK_MONOTONIC"
@@ -317,8 +309,6 @@ def expected_clock(setting=None):
             f"tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is {source})" + interpolated
     if source == "tsc":
         return "tsc" + interpolated
-    if source == "kvm-clock" and {"constant_tsc", "nonstop_tsc"} <= flags:
-        return "tsc (invariant, under the kernel's kvm-clock)" + interpolated
     return f"CLOCK_MONOTONIC (the kernel's clocksource is {source}, not tsc)"
 
 

@@ -15,31 +15,25 @@ const std::string kInvariant = " fpu tsc constant_tsc rep_good nopl nonstop_tsc 
 const std::string kInterpolated = ", interpolated to CLOCK_MONOTONIC at each epoch";
 }  // namespace
 
-TEST_CASE("auto takes the TSC under a tsc clocksource, or kvm-clock over an invariant TSC", "[clock]") {
+TEST_CASE("auto takes the TSC only where the kernel's clocksource is tsc", "[clock]") {
   ClockChoice c = choose_clock(nullptr, "tsc", "", true);
   CHECK(c.tsc);
   CHECK(c.description == "tsc" + kInterpolated);
   CHECK(c.warning.empty());
-
-  c = choose_clock("auto", "kvm-clock", kInvariant, true);
-  CHECK(c.tsc);
-  CHECK(c.description == "tsc (invariant, under the kernel's kvm-clock)" + kInterpolated);
-
-  // Not invariant: constant rate but stopping in deep sleep states, or the
-  // other way round; and flags that only start with the name.
-  for (const std::string flags : {" fpu constant_tsc", " fpu nonstop_tsc", " constant_tsc_x nonstop_tsc_y", ""}) {
-    c = choose_clock(nullptr, "kvm-clock", flags, true);
+  // kvm-clock over an invariant TSC: mostly a TSC the kernel was told not
+  // to trust (this project's VMs: clocksource=kvm-clock tsc=unstable).
+  for (const char* setting : {"auto", "", static_cast<const char*>(nullptr)}) {
+    c = choose_clock(setting, "kvm-clock", kInvariant, true);
     CHECK_FALSE(c.tsc);
     CHECK(c.description == "CLOCK_MONOTONIC (the kernel's clocksource is kvm-clock, not tsc)");
+    CHECK(c.warning.empty());
   }
-  // Other clocksources, invariant or not, keep CLOCK_MONOTONIC.
-  c = choose_clock("", "hpet", kInvariant, true);
+  c = choose_clock(nullptr, "hpet", kInvariant, true);
   CHECK_FALSE(c.tsc);
   CHECK(c.description == "CLOCK_MONOTONIC (the kernel's clocksource is hpet, not tsc)");
   c = choose_clock(nullptr, "", kInvariant, true);
   CHECK_FALSE(c.tsc);
   CHECK(c.description == "CLOCK_MONOTONIC (the kernel's clocksource is unknown, not tsc)");
-  CHECK(c.warning.empty());
 }
 
 TEST_CASE("ONLINEWS_CLOCK forces either counter; a bad value warns once and means auto", "[clock]") {
@@ -48,13 +42,25 @@ TEST_CASE("ONLINEWS_CLOCK forces either counter; a bad value warns once and mean
   CHECK(c.description == "CLOCK_MONOTONIC (ONLINEWS_CLOCK=monotonic)");
   CHECK(c.warning.empty());
 
-  c = choose_clock("tsc", "hpet", "", true);
+  c = choose_clock("tsc", "kvm-clock", kInvariant, true);
   CHECK(c.tsc);
-  CHECK(c.description == "tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is hpet)" + kInterpolated);
+  CHECK(c.description == "tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is kvm-clock)" + kInterpolated);
+  CHECK(c.warning.empty());
   c = choose_clock("tsc", "tsc", "", true);
   CHECK(c.description == "tsc" + kInterpolated);
+  CHECK(c.warning.empty());  // (the kernel trusts it)
+  // Not invariant (a constant rate but stopping in deep sleep states, or
+  // the other way round; flags that only start with the names): the TSC as
+  // asked, with a warning.
+  for (const std::string flags : {" fpu constant_tsc", " fpu nonstop_tsc", " constant_tsc_x nonstop_tsc_y", ""}) {
+    c = choose_clock("tsc", "hpet", flags, true);
+    CHECK(c.tsc);
+    CHECK(c.description == "tsc (ONLINEWS_CLOCK=tsc; the kernel's clocksource is hpet)" + kInterpolated);
+    CHECK(c.warning == "ONLINEWS_CLOCK=tsc: this processor does not report an invariant TSC (constant_tsc and "
+                       "nonstop_tsc in /proc/cpuinfo): times within an epoch may be off");
+  }
 
-  c = choose_clock("rdtsc", "kvm-clock", kInvariant, true);
+  c = choose_clock("rdtsc", "tsc", kInvariant, true);
   CHECK(c.warning == "ONLINEWS_CLOCK='rdtsc' is not auto, tsc or monotonic; using auto");
   CHECK(c.tsc);  // (auto's choice)
 
@@ -105,18 +111,24 @@ TEST_CASE("a counter that jumps or changes its rate starts the baseline again", 
   SECTION("a jump forward (a VM restored from a snapshot)") {
     ClockMapper m;
     for (int k = 0; k <= 50; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, raw0, ns0));
-    // 2 s of ticks appear between two drains 20 ms apart.
+    // 2 s of ticks appear between two drains 20 ms apart; each drain is
+    // followed 5 us later by another (a window taken right after a
+    // relieving drain: its rate is mostly read error, +-40 ns).
     const std::uint64_t jump = static_cast<std::uint64_t>(2e9 * rate);
     for (int k = 51; k <= 60; ++k) {
       ClockMapper::Pair p = at(ns0 + k * 20 * kMs, rate, raw0, ns0);
       p.raw += jump;
       m.advance(p);
+      ClockMapper::Pair q = at(ns0 + k * 20 * kMs + 5'000, rate, raw0, ns0);
+      q.raw += jump + ((k % 2) != 0 ? 84 : 0);
+      q.ns -= (k % 2) != 0 ? 0 : 40;
+      m.advance(q);
     }
     CHECK(m.rate_changes() == 1);
     // Later windows map as before the jump: the rate comes from the pairs
     // after it, not from a baseline across it (which would be off by ~0.6 s
     // over 1.2 s of baseline).
-    CHECK(m.slope() == Approx(1 / rate).epsilon(1e-6));
+    CHECK(m.slope() == Approx(1 / rate).epsilon(1e-5));
     const std::uint64_t ns = ns0 + 60 * 20 * kMs + 7 * kMs;
     const double mapped = static_cast<double>(m.tsc_to_ns(at(ns, rate, raw0, ns0).raw + jump));
     CHECK(std::abs(mapped - static_cast<double>(ns)) < 1'000);
@@ -132,9 +144,17 @@ TEST_CASE("a counter that jumps or changes its rate starts the baseline again", 
   SECTION("a counter that goes back") {
     ClockMapper m;
     for (int k = 0; k <= 5; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, raw0, ns0));
-    m.advance(at(ns0 + 6 * 20 * kMs, rate, 1'000, ns0 + 6 * 20 * kMs));
+    // Reset to 1000 ticks 10 ms into the window: readings on both sides of
+    // the reset stay in the window (not at 0 ns, before MPI_Init).
+    const std::uint64_t reset_ns = ns0 + 5 * 20 * kMs + 10 * kMs;
+    m.advance(at(ns0 + 6 * 20 * kMs, rate, 1'000, reset_ns));
     CHECK(m.rate_changes() == 1);
-    for (int k = 7; k <= 12; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, 1'000, ns0 + 6 * 20 * kMs));
+    for (const std::uint64_t raw : {at(reset_ns - kMs, rate, raw0, ns0).raw, std::uint64_t{1'000} + 2'100'000}) {
+      const std::uint64_t t = m.tsc_to_ns(raw);
+      CHECK(t >= ns0 + 5 * 20 * kMs);
+      CHECK(t <= ns0 + 6 * 20 * kMs);
+    }
+    for (int k = 7; k <= 12; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, 1'000, reset_ns));
     CHECK(m.rate_changes() == 1);
     CHECK(m.slope() == Approx(1 / rate).epsilon(1e-6));
   }
