@@ -64,10 +64,12 @@ void finish_output(State& s) {
   // only), [3] ranks with an analysis thread, [4] nested OpenMP teams, [5]
   // OpenMP loop chunks dispatched; ONLINEWS_SAMPLING: [6] samples placed in
   // computation, [7] outside it, [8] late, [9] lost in full rings, [10]
-  // threads without a timer, [11] ranks that sampled.
-  unsigned long long counts[12] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
+  // threads without a timer, [11] ranks that sampled; [12] times the
+  // timestamp counter left CLOCK_MONOTONIC's rate (ClockMapper).
+  unsigned long long counts[13] = {s.untracked_calls.load() + s.comms.untracked(), 0, 0,
                                    s.analysis_thread ? 1ULL : 0ULL},
-                     sums[12] = {};
+                     sums[13] = {};
+  counts[12] = s.clock.rate_changes();
 #if ONLINEWS_HAVE_OMPT
   counts[4] = ompt::nested_teams();
 #endif
@@ -87,7 +89,7 @@ void finish_output(State& s) {
     counts[10] = sampling_failed_threads();
     counts[11] = sampling_started() ? 1 : 0;
   }
-  PMPI_Allreduce(counts, sums, 12, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
+  PMPI_Allreduce(counts, sums, 13, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.tool_world);
   const unsigned long long all_untracked = sums[0], all_polls = sums[1], all_other_thread = sums[2],
                            helper_ranks = sums[3], nested_teams = sums[4], omp_chunks = sums[5];
   const unsigned long long* all_samples = sums + 6;
@@ -156,6 +158,7 @@ void finish_output(State& s) {
     s.h5->set_attr("clock_domains", static_cast<std::int64_t>(s.clock_sync.domains()));
     s.h5->set_attr("clock_offset_max_seconds", s.clock_sync.max_offset_seconds());
     s.h5->set_attr("clock_offset_error_seconds", s.clock_sync.max_offset_error_seconds());
+    s.h5->set_attr("clock_rate_changes", static_cast<std::int64_t>(sums[12]));
     s.h5->set_attr("analysis_forward_seconds", s.totals.forward_seconds);
     s.h5->set_attr("analysis_backward_seconds", s.totals.backward_seconds);
     s.h5->set_attr("analysis_thread_ranks", static_cast<std::int64_t>(helper_ranks));
