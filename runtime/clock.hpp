@@ -78,9 +78,17 @@ class ClockMapper {
   std::uint64_t tsc_to_ns(std::uint64_t raw) const {
     // (Through int64: both values stay below 2^63, and x86-64 converts
     // signed integers in one instruction, unsigned ones in about ten.)
-    const double d = static_cast<double>(static_cast<std::int64_t>(raw - prev_.raw)) * slope_;
-    double ns = static_cast<double>(static_cast<std::int64_t>(prev_.ns)) + d;
-    if (went_back_) {  // (the window's readings on both sides of the reset: none may leave it)
+    const auto since = static_cast<std::int64_t>(raw - prev_.raw);
+    double ns = static_cast<double>(static_cast<std::int64_t>(prev_.ns)) + static_cast<double>(since) * slope_;
+    if (went_back_) {
+      // A window in which the counter went back: readings before the reset
+      // count from the window's start, readings after it (below prev_.raw)
+      // back from its end, so that a thread's events stay in order; none
+      // may leave the window.
+      if (since < 0) {
+        ns = static_cast<double>(static_cast<std::int64_t>(cur_.ns)) +
+             static_cast<double>(static_cast<std::int64_t>(raw - cur_.raw)) * slope_;
+      }
       ns = std::min(std::max(ns, static_cast<double>(prev_.ns)), static_cast<double>(cur_.ns));
     }
     return ns > 0 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(ns)) : 0;
@@ -101,9 +109,12 @@ class ClockMapper {
   // slow drift below the thresholds goes unseen: each window stays pinned
   // at its start, and is off at its end by the drift over one window.)
   void check_rate() {
-    went_back_ = cur_.raw < prev_.raw;
+    // (A step back within the read error -- vCPUs whose TSCs are a little
+    // out of step, read microseconds apart -- is none.)
+    const double back = cur_.raw < prev_.raw ? static_cast<double>(prev_.raw - cur_.raw) * slope_ : 0.0;
+    went_back_ = back > 50'000.0;
     bool changed = went_back_;
-    if (!changed && prev_.ns >= base_.ns + 10'000'000 && cur_.ns > prev_.ns) {
+    if (!changed && cur_.raw >= prev_.raw && prev_.ns >= base_.ns + 10'000'000 && cur_.ns > prev_.ns) {
       const double interval = static_cast<double>(cur_.ns - prev_.ns);
       const double predicted = static_cast<double>(cur_.raw - prev_.raw) * slope_;
       const double off = predicted > interval ? predicted - interval : interval - predicted;
@@ -124,9 +135,9 @@ class ClockMapper {
 
 // The counter raw_now() reads, from ONLINEWS_CLOCK (`setting`: auto, tsc or
 // monotonic; nullptr = auto), the kernel's current clocksource (empty if
-// unknown) and the processor's flags (/proc/cpuinfo).  auto takes the TSC
-// where the kernel's clocksource is tsc, or kvm-clock over an invariant
-// TSC (constant_tsc and nonstop_tsc).
+// unknown) and the processor's flags (/proc/cpuinfo: a warning if tsc is
+// asked for without an invariant TSC).  auto takes the TSC where the
+// kernel's clocksource is tsc.
 struct ClockChoice {
   bool tsc = false;
   std::string description;  // the file's `clock` attribute
@@ -138,7 +149,8 @@ std::string kernel_clocksource();  // (empty if unknown)
 std::string cpu_flags();           // the first processor's, space-separated (empty if unknown)
 
 // Decides whether the TSC is used (choose_clock, this process's own
-// ONLINEWS_CLOCK) and seeds the slope estimate.  Returns a short
+// ONLINEWS_CLOCK) and takes the first (raw, CLOCK_MONOTONIC) pair, the
+// start of the rate's baseline.  Returns a short
 // description for the output's `clock` attribute, in a static buffer that
 // the next call overwrites; `warning` gets choose_clock's, if any.
 const char* init_clock(ClockMapper& mapper, std::string& warning);

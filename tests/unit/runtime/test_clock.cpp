@@ -141,6 +141,17 @@ TEST_CASE("a counter that jumps or changes its rate starts the baseline again", 
     CHECK(m.rate_changes() == 1);
     CHECK(m.slope() == Approx(1 / 2.5).epsilon(1e-6));
   }
+  SECTION("a step back within the read error is no change") {
+    ClockMapper m;
+    for (int k = 0; k <= 5; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, raw0, ns0));
+    // The next drain 3 us later, on a vCPU whose TSC is 2 us behind.
+    ClockMapper::Pair p = at(ns0 + 5 * 20 * kMs + 3'000, rate, raw0, ns0);
+    p.raw -= static_cast<std::uint64_t>(5'000 * rate);
+    m.advance(p);
+    for (int k = 6; k <= 10; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, raw0, ns0));
+    CHECK(m.rate_changes() == 0);
+    CHECK(m.slope() == Approx(1 / rate).epsilon(1e-5));
+  }
   SECTION("a counter that goes back") {
     ClockMapper m;
     for (int k = 0; k <= 5; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, raw0, ns0));
@@ -149,11 +160,17 @@ TEST_CASE("a counter that jumps or changes its rate starts the baseline again", 
     const std::uint64_t reset_ns = ns0 + 5 * 20 * kMs + 10 * kMs;
     m.advance(at(ns0 + 6 * 20 * kMs, rate, 1'000, reset_ns));
     CHECK(m.rate_changes() == 1);
-    for (const std::uint64_t raw : {at(reset_ns - kMs, rate, raw0, ns0).raw, std::uint64_t{1'000} + 2'100'000}) {
-      const std::uint64_t t = m.tsc_to_ns(raw);
+    // One reading 1 ms before the reset, one 1 ms after it: in the window,
+    // in their order, each within a ms of its time.
+    const std::uint64_t before = m.tsc_to_ns(at(reset_ns - kMs, rate, raw0, ns0).raw);
+    const std::uint64_t after = m.tsc_to_ns(at(reset_ns + kMs, rate, 1'000, reset_ns).raw);
+    for (const std::uint64_t t : {before, after}) {
       CHECK(t >= ns0 + 5 * 20 * kMs);
       CHECK(t <= ns0 + 6 * 20 * kMs);
     }
+    CHECK(before < after);
+    CHECK(std::abs(static_cast<double>(before) - static_cast<double>(reset_ns - kMs)) < 1e6);
+    CHECK(std::abs(static_cast<double>(after) - static_cast<double>(reset_ns + kMs)) < 1e6);
     for (int k = 7; k <= 12; ++k) m.advance(at(ns0 + k * 20 * kMs, rate, 1'000, reset_ns));
     CHECK(m.rate_changes() == 1);
     CHECK(m.slope() == Approx(1 / rate).epsilon(1e-6));
