@@ -108,17 +108,19 @@ class ClockMapper {
   // microseconds later, and a rate over that is mostly read error.  (A
   // slow drift below the thresholds goes unseen: each window stays pinned
   // at its start, and is off at its end by the drift over one window.)
+  static constexpr double kReadErrorNs = 50'000;         // a pair's error, at most
+  static constexpr std::uint64_t kMinBaselineNs = 10'000'000;  // before the first check
   void check_rate() {
     // (A step back within the read error -- vCPUs whose TSCs are a little
     // out of step, read microseconds apart -- is none.)
     const double back = cur_.raw < prev_.raw ? static_cast<double>(prev_.raw - cur_.raw) * slope_ : 0.0;
-    went_back_ = back > 50'000.0;
+    went_back_ = back > kReadErrorNs;
     bool changed = went_back_;
-    if (!changed && cur_.raw >= prev_.raw && prev_.ns >= base_.ns + 10'000'000 && cur_.ns > prev_.ns) {
+    if (!changed && cur_.raw >= prev_.raw && prev_.ns >= base_.ns + kMinBaselineNs && cur_.ns > prev_.ns) {
       const double interval = static_cast<double>(cur_.ns - prev_.ns);
       const double predicted = static_cast<double>(cur_.raw - prev_.raw) * slope_;
       const double off = predicted > interval ? predicted - interval : interval - predicted;
-      changed = off > 50'000.0 && off > 1e-3 * interval;
+      changed = off > kReadErrorNs && off > 1e-3 * interval;
     }
     if (changed) {
       base_ = cur_;

@@ -1,6 +1,5 @@
 // Which counter the hot path reads (clock.hpp): the decision, apart from the
 // files it reads, so that unit tests can give it any machine.
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
