@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "python")
 import onlinews_h5  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_scenario import launch, mpi_env, script_args, validate  # noqa: E402
+from run_scenario import launch, mpi_env, script_args, until_passed, validate  # noqa: E402
 
 EXPECT = {  # scenario: (critical-path imbalance %, profile max-avg %)
     "balanced": (0.0, 0.0), "static": (25.0, 25.0), "dynamic": (25.0, 0.0), "mixed": (25.0, 10.7)}
@@ -98,31 +98,39 @@ def main():
     failures = []
     print(f"{'scenario':10s} {'wall [s]':>9s} {'avg work [s]':>13s} {'CP imbalance':>13s} {'profile max-avg':>16s}")
     for scenario, (want_cp, want_prof) in EXPECT.items():
-        out = work / f"{scenario}.h5"
-        env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_VERBOSE="0")
-        p = subprocess.run(launch(args.mpiexec, 8) + [args.exe, scenario], env=env, cwd=work,
-                           capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            print(p.stderr)
-            failures.append(f"{scenario}: exit code {p.returncode}")
-            continue
-        r = onlinews_h5.Result(str(out))
-        failures += [f"{scenario}: {p}" for p in validate(r)]
-        per_rank = r.per_rank("time", region="work")
-        avg = per_rank.mean()
-        cp_imb = 100 * r.value("critical_path_imbalance", region="work") / avg
-        prof = 100 * (per_rank.max() - avg) / avg
-        ok = abs(cp_imb - want_cp) <= TOLERANCE and abs(prof - want_prof) <= TOLERANCE
-        if args.untimed:
-            broken = untimed_relations(scenario, cp_imb, prof, overrun_spread(scenario, per_rank))
-            verdict = "FAIL: " + "; ".join(broken) if broken else "ok (untimed: relations only)"
-            failures += [f"{scenario}: {b}" for b in broken]
-        else:
-            verdict = "ok" if ok else "FAIL"
-            if not ok:
-                failures.append(scenario)
-        print(f"{scenario:10s} {float(r.attrs['wall_seconds']):9.2f} {avg:13.3f} {cp_imb:12.1f}% {prof:15.1f}%"
-              f"   (expected {want_cp:.1f}% / {want_prof:.1f}%) {verdict}")
+        # (Sleep-timed: on a loaded machine a rank descheduled after its
+        # sleep overruns it -- static read 30.5 % for 25 % once beside a
+        # parallel build -- which shows in some attempts, an analysis error
+        # in every one: until_passed.)
+        def attempt(_k, scenario=scenario, want_cp=want_cp, want_prof=want_prof):
+            out = work / f"{scenario}.h5"
+            out.unlink(missing_ok=True)
+            env = mpi_env(ONLINEWS_OUTPUT=str(out), ONLINEWS_VERBOSE="0")
+            p = subprocess.run(launch(args.mpiexec, 8) + [args.exe, scenario], env=env, cwd=work,
+                               capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                print(p.stderr)
+                return [f"{scenario}: exit code {p.returncode}"]
+            r = onlinews_h5.Result(str(out))
+            found = [f"{scenario}: {p}" for p in validate(r)]
+            per_rank = r.per_rank("time", region="work")
+            avg = per_rank.mean()
+            cp_imb = 100 * r.value("critical_path_imbalance", region="work") / avg
+            prof = 100 * (per_rank.max() - avg) / avg
+            ok = abs(cp_imb - want_cp) <= TOLERANCE and abs(prof - want_prof) <= TOLERANCE
+            if args.untimed:
+                broken = untimed_relations(scenario, cp_imb, prof, overrun_spread(scenario, per_rank))
+                verdict = "FAIL: " + "; ".join(broken) if broken else "ok (untimed: relations only)"
+                found += [f"{scenario}: {b}" for b in broken]
+            else:
+                verdict = "ok" if ok else "FAIL"
+                if not ok:
+                    found.append(scenario)
+            print(f"{scenario:10s} {float(r.attrs['wall_seconds']):9.2f} {avg:13.3f} {cp_imb:12.1f}% {prof:15.1f}%"
+                  f"   (expected {want_cp:.1f}% / {want_prof:.1f}%) {verdict}", flush=True)
+            return found
+
+        failures += until_passed(3, attempt)
     print("PASS" if not failures else "FAIL: " + ", ".join(failures))
     return 0 if not failures else 1
 
