@@ -49,6 +49,13 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     return s;
   };
   points_.clear();
+  // Room for every point this rank's findings can make, and for the late
+  // sends of the window before (inserted last): a first window's points
+  // then go into one block instead of a series of doubling copies, each
+  // into fresh pages (a page fault per page: benchmarks/README.md, the
+  // forty-ninth session).  The notes of other ranks add theirs below.
+  points_.reserve(1 + in.late_senders.size() + in.late_sends.size() + in.pairs.size() + in.late_receivers.size() +
+                  2 * in.collectives.size() + in.late_earlier_sends.size());
   SyncPoint start;
   start.kind = SyncKind::Start;
   start.all_ranks = true;
@@ -196,7 +203,11 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
     s.part = n.part;
     return s;
   };
-  for (const auto& [peer, got] : co_await exchange_records(t, notes)) {
+  const auto noted = co_await exchange_records(t, notes);
+  std::size_t more = 0;
+  for (const auto& [peer, got] : noted) more += got.size();
+  points_.reserve(points_.size() + more + in.late_earlier_sends.size());
+  for (const auto& [peer, got] : noted) {
     for (const Note& n : got) {
       const auto kind = static_cast<SyncKind>(n.kind);
       const std::uint32_t seq = n.seq;

@@ -111,11 +111,16 @@ class ThreadBuffer {
   std::size_t drain(std::vector<Event>& out, F&& time_of) {
     const std::size_t need = out.size() + queue_.read_available();
     if (need > out.capacity()) {
-      out.reserve(std::max(need, 2 * out.capacity()));
-      // (The pages the copy writes now, in one call:
-      // inline_analysis/resident.hpp.  Storage reused epoch after epoch is
-      // resident as far as earlier windows filled it.)
-      analysis::populate(out.data() + out.size(), (need - out.size()) * sizeof(Event));
+      // Fresh storage, made resident up to `need` in one call before the
+      // events drained so far move in (inline_analysis/resident.hpp): that
+      // copy wrote fresh pages too, one fault each (a first window grows
+      // by doubling: as many pages again as the window).  Storage reused
+      // epoch after epoch is resident as far as earlier windows filled it.
+      std::vector<Event> fresh;
+      fresh.reserve(std::max(need, 2 * out.capacity()));
+      analysis::populate(fresh.data(), need * sizeof(Event));
+      fresh.insert(fresh.end(), out.begin(), out.end());
+      out.swap(fresh);
     }
     return queue_.consume_all([&](const Event& e) {
       out.push_back(e);

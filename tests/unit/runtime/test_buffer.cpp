@@ -89,3 +89,25 @@ TEST_CASE("unsuccessful polls are folded into one visit", "[buffer]") {
   CHECK(out[2].time == 2000u);
   CHECK(b.coalesced_polls() == 999);
 }
+
+// drain() moves what the window holds into fresh storage when it grows
+// (populated first): the events before and the ones appended keep their
+// order and values, the appended ones mapped.
+TEST_CASE("a window that grows over many drains keeps its events", "[buffer]") {
+  ThreadBuffer b(1 << 12, 0);
+  std::vector<Event> out;
+  std::uint64_t next = 0;
+  std::size_t grew = 0;
+  for (int round = 0; round < 64; ++round) {
+    for (int i = 0; i < 1000; ++i) b.push(Event::enter(next++, 3));
+    const std::size_t capacity = out.capacity();
+    CHECK(b.drain(out, [](std::uint64_t t) { return 2 * t + 1; }) == 1000);
+    grew += out.capacity() != capacity ? 1 : 0;
+  }
+  REQUIRE(out.size() == 64000u);
+  CHECK(grew >= 5);  // (64 000 events of 32 bytes: storage replaced several times)
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    REQUIRE(out[i].time == 2 * i + 1);
+    REQUIRE(out[i].kind == EventKind::Enter);
+  }
+}
