@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
@@ -69,8 +70,13 @@ constexpr std::size_t kPopulateMinBytes = 64 * 1024;
 template <class T, class A>
 void resize_resident(std::vector<T, A>& v, std::size_t n) {
   if (n > v.capacity() && (n - v.size()) * sizeof(T) >= kPopulateMinBytes) {
-    v.reserve(std::max(n, 2 * v.size()));
-    populate(v.data() + v.size(), (n - v.size()) * sizeof(T));
+    // (Fresh storage populated before the elements move in: reserve()
+    // would copy them into fresh pages, a fault each.)
+    std::vector<T, A> fresh(v.get_allocator());
+    fresh.reserve(std::max(n, 2 * v.size()));
+    populate(fresh.data(), n * sizeof(T));
+    fresh.insert(fresh.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+    v.swap(fresh);
   }
   v.resize(n);
 }

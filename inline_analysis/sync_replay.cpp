@@ -50,12 +50,18 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   };
   points_.clear();
   // Room for every point this rank's findings can make, and for the late
-  // sends of the window before (inserted last): a first window's points
-  // then go into one block instead of a series of doubling copies, each
-  // into fresh pages (a page fault per page: benchmarks/README.md, the
-  // forty-ninth session).  The notes of other ranks add theirs below.
-  points_.reserve(1 + in.late_senders.size() + in.late_sends.size() + in.pairs.size() + in.late_receivers.size() +
-                  2 * in.collectives.size() + in.late_earlier_sends.size());
+  // sends of the window before (inserted last); the notes of other ranks
+  // add theirs below.  A first window's points then take at most two
+  // blocks instead of a series of doubling copies, each into fresh pages
+  // (a page fault per page: benchmarks/README.md, the forty-ninth
+  // session).  (Growing at least twofold, like push_back: points_ lives
+  // across epochs, and a count that rises epoch by epoch must not
+  // reallocate each time.)
+  auto room = [this](std::size_t n) {
+    if (n > points_.capacity()) points_.reserve(std::max(n, 2 * points_.capacity()));
+  };
+  room(1 + in.late_senders.size() + in.late_sends.size() + in.pairs.size() + in.late_receivers.size() +
+       2 * in.collectives.size() + in.late_earlier_sends.size());
   SyncPoint start;
   start.kind = SyncKind::Start;
   start.all_ranks = true;
@@ -206,7 +212,7 @@ Task<> SyncReplay::collect(Inputs& in, ReplayContext& rc, Transport& t) {
   const auto noted = co_await exchange_records(t, notes);
   std::size_t more = 0;
   for (const auto& [peer, got] : noted) more += got.size();
-  points_.reserve(points_.size() + more + in.late_earlier_sends.size());
+  room(points_.size() + more + in.late_earlier_sends.size());
   for (const auto& [peer, got] : noted) {
     for (const Note& n : got) {
       const auto kind = static_cast<SyncKind>(n.kind);
