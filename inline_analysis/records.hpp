@@ -247,7 +247,7 @@ using EpochSendKey = std::tuple<int, std::uint32_t, std::uint32_t>;
 
 // Raw-byte packing of record lists (all ranks run the same binary).
 // (Range construction: one copy, no zero fill before it.  The zero fills
-// were 1.2 % of bench_replay's instructions per epoch of the 2-rank loop:
+// were 1.2 % of the instructions of a bench_replay run of the 2-rank loop:
 // benchmarks/README.md, fiftieth session.)
 template <class T>
 std::vector<std::byte> to_bytes(const std::vector<T>& v) {

@@ -69,9 +69,11 @@ constexpr std::size_t kPopulateMinBytes = 64 * 1024;
 // as std::vector's would.
 template <class T, class A>
 void resize_resident(std::vector<T, A>& v, std::size_t n) {
-  if (n > v.capacity() && (n - v.size()) * sizeof(T) >= kPopulateMinBytes) {
+  if (n > v.capacity() && n * sizeof(T) >= kPopulateMinBytes) {
     // (Fresh storage populated before the elements move in: reserve()
-    // would copy them into fresh pages, a fault each.)
+    // would copy them into fresh pages, a fault each.  So the size that
+    // counts is n, not the growth: a large vector grown a little is
+    // copied whole.)
     std::vector<T, A> fresh(v.get_allocator());
     fresh.reserve(std::max(n, 2 * v.size()));
     populate(fresh.data(), n * sizeof(T));
