@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <span>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -252,8 +253,8 @@ using EpochSendKey = std::tuple<int, std::uint32_t, std::uint32_t>;
 template <class T>
 std::vector<std::byte> to_bytes(const std::vector<T>& v) {
   static_assert(std::is_trivially_copyable_v<T>);
-  const auto* p = reinterpret_cast<const std::byte*>(v.data());
-  return std::vector<std::byte>(p, p + v.size() * sizeof(T));
+  const auto b = std::as_bytes(std::span(v));
+  return std::vector<std::byte>(b.begin(), b.end());
 }
 template <class T>
 std::vector<T> from_bytes(const std::byte* p, std::size_t n) {
@@ -310,15 +311,11 @@ Task<std::map<int, std::pair<std::vector<A>, std::vector<B>>>> exchange_record_p
     }
     static_assert(std::is_trivially_copyable_v<A> && std::is_trivially_copyable_v<B>);
     const std::uint64_t n = ab.first.size();
-    const std::size_t nx = ab.first.size() * sizeof(A), ny = ab.second.size() * sizeof(B);
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(&n, 1)), std::as_bytes(std::span(ab.first)),
+                                                std::as_bytes(std::span(ab.second))};
     Parcel parcel{p, {}};
-    parcel.data.reserve(sizeof n + nx + ny);
-    const auto* pn = reinterpret_cast<const std::byte*>(&n);
-    const auto* px = reinterpret_cast<const std::byte*>(ab.first.data());
-    const auto* py = reinterpret_cast<const std::byte*>(ab.second.data());
-    parcel.data.insert(parcel.data.end(), pn, pn + sizeof n);
-    parcel.data.insert(parcel.data.end(), px, px + nx);
-    parcel.data.insert(parcel.data.end(), py, py + ny);
+    parcel.data.reserve(parts[0].size() + parts[1].size() + parts[2].size());
+    for (const auto& part : parts) parcel.data.insert(parcel.data.end(), part.begin(), part.end());
     send.push_back(std::move(parcel));
   }
   co_await t.exchange(send, recv);
