@@ -10,8 +10,10 @@ output against the expectations in <name>.expect, one directive per line
       equal those of --plain, the program built without onlinews, run the same way)
   needs-plain     (skip the test, exit code 77, if --plain fails: this MPI library
       cannot run the program without onlinews either, e.g. MPI_Comm_spawn)
-  expect METRIC [rank=R[,R]] [thread=T] [region=NAME] [under=NAME] [excl] [app] VALUE TOLERANCE
-      (app: only the application's call paths, none of the tool's own regions)
+  expect METRIC [rank=R[,R]] [thread=T] [region=NAME] [under=NAME] [site=FUNCTION:LINE] [excl] [app] VALUE TOLERANCE
+      (app: only the application's call paths, none of the tool's own regions;
+      site: only MPI calls made on that line; METRIC processing: time minus
+      all wait states, as the critical-path indicators count it)
   atleast / atmost METRIC [selectors] VALUE
   ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
   attr NAME ==|>=|<=|>|< VALUE
@@ -265,7 +267,10 @@ def parse_expect(path):
 
 
 def metric_query(result, rest):
-    """METRIC [rank=R] [region=NAME] [excl] [app] -> value, description."""
+    """METRIC [rank=R] [region=NAME] [site=FUNCTION:LINE] [excl] [app] -> value,
+    description.  METRIC `processing`: time minus all wait states, the
+    processing time T of the critical-path indicators
+    (postpass/critical_path.cpp)."""
     metric, kw, excl, app, nums = rest[0], {}, False, False, []
     for w in rest[1:]:
         if "=" in w:
@@ -280,14 +285,27 @@ def metric_query(result, rest):
     for k in ("region", "under"):  # a renamed or lost region must not read as zero
         if k in kw and not result.callpaths_of_region(kw[k]):
             raise LookupError(f"{k}={kw[k]}: no call path has this region")
+    site = None
+    if "site" in kw:  # an MPI call made at FUNCTION:LINE
+        function, _, line = kw["site"].rpartition(":")
+        site = (function, int(line))
+        if not result.callpaths_at(*site):
+            raise LookupError(f"site={kw['site']}: no MPI call was made there")
     ranks = [int(x) for x in kw["rank"].split(",")] if "rank" in kw else [None]
     thread = int(kw["thread"]) if "thread" in kw else None
-    value = sum(result.value(metric, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"),
-                             app=app, thread=thread) for rank in ranks)
+
+    def one(name, rank):
+        return result.value(name, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"),
+                            app=app, thread=thread, site=site)
+    if metric == "processing":
+        value = sum(one("time", rank) - sum(one(w, rank) for w in result.wait_states) for rank in ranks)
+    else:
+        value = sum(one(metric, rank) for rank in ranks)
     rank = kw.get("rank")
     where = f"{metric}{'(excl)' if excl else ''}{'(app)' if app else ''} rank={'all' if rank is None else rank}" + \
             (f" thread={thread}" if thread is not None else "") + \
-            (f" region={kw['region']}" if "region" in kw else "") + (f" under={kw['under']}" if "under" in kw else "")
+            (f" region={kw['region']}" if "region" in kw else "") + (f" under={kw['under']}" if "under" in kw else "") + \
+            (f" site={kw['site']}" if "site" in kw else "")
     return value, where, nums
 
 
