@@ -27,11 +27,24 @@ hid_t epoch_row_type() {
 }
 
 // Writes a 1-D compound table from rows of a plain struct with char* fields.
+// The tables hold strings (variable-length in the file, pointers in
+// memory), so HDF5 converts them through buffers it allocates at each write:
+// 1 MiB each by default, the background buffer zero-filled, whatever the
+// table's size.  Sized to the table instead (at most the default; HDF5
+// converts a larger one in parts): on rank 0 of the 2-rank ring those
+// fills were ~1 100 of its page faults, a quarter of the run's
+// (benchmarks/README.md).
 bool write_table(hid_t group, const char* name, hid_t type, const void* rows, hsize_t n) {
   hsize_t dims[1] = {n};
   hid_t sp = H5Screate_simple(1, dims, nullptr);
   hid_t d = H5Dcreate2(group, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  bool ok = d >= 0 && (n == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+  const hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+  // (Room for the larger of the two forms of a row: a string's file form,
+  // 16 bytes, is twice its pointer.)
+  const hsize_t bytes = std::clamp<hsize_t>(std::max<hsize_t>(n, 1) * 2 * H5Tget_size(type), 4096, hsize_t{1} << 20);
+  H5Pset_buffer(dxpl, static_cast<std::size_t>(bytes), nullptr, nullptr);
+  bool ok = d >= 0 && (n == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, dxpl, rows) >= 0);
+  H5Pclose(dxpl);
   if (d >= 0) H5Dclose(d);
   H5Sclose(sp);
   return ok;
