@@ -30,10 +30,10 @@ hid_t epoch_row_type() {
 // The tables hold strings (variable-length in the file, pointers in
 // memory), so HDF5 converts them through buffers it allocates at each write:
 // 1 MiB each by default, the background buffer zero-filled, whatever the
-// table's size.  Sized to the table instead (at most the default; HDF5
-// converts a larger one in parts): on rank 0 of the 2-rank ring those
-// fills were ~1 100 of its page faults, a quarter of the run's
-// (benchmarks/README.md).
+// table's size, and glibc returns blocks that large at free, so each table
+// paid the page faults again.  Sized to the table instead (at most the
+// default; HDF5 converts a larger one in parts): 560 fewer page faults on
+// rank 0 of the 2-rank ring, 11 % of its run's (benchmarks/README.md).
 bool write_table(hid_t group, const char* name, hid_t type, const void* rows, hsize_t n) {
   hsize_t dims[1] = {n};
   hid_t sp = H5Screate_simple(1, dims, nullptr);
@@ -42,9 +42,9 @@ bool write_table(hid_t group, const char* name, hid_t type, const void* rows, hs
   // (Room for the larger of the two forms of a row: a string's file form,
   // 16 bytes, is twice its pointer.)
   const hsize_t bytes = std::clamp<hsize_t>(std::max<hsize_t>(n, 1) * 2 * H5Tget_size(type), 4096, hsize_t{1} << 20);
-  H5Pset_buffer(dxpl, static_cast<std::size_t>(bytes), nullptr, nullptr);
-  bool ok = d >= 0 && (n == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, dxpl, rows) >= 0);
-  H5Pclose(dxpl);
+  if (dxpl >= 0) H5Pset_buffer(dxpl, static_cast<std::size_t>(bytes), nullptr, nullptr);
+  bool ok = d >= 0 && (n == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, dxpl >= 0 ? dxpl : H5P_DEFAULT, rows) >= 0);
+  if (dxpl >= 0) H5Pclose(dxpl);
   if (d >= 0) H5Dclose(d);
   H5Sclose(sp);
   return ok;
@@ -74,14 +74,28 @@ hsize_t epoch_chunk_columns(int ranks) {
 // At most 256 KiB per dataset (44 MiB for all): beyond 1024 locations an
 // append no longer finds its whole block cached and HDF5 reads the
 // partial chunks back (docs/scaling.md: the epoch tables at 10^4-10^5 ranks).
-// 67 hash slots: a prime above the 32 chunks such a cache holds at most (two
-// rows of chunks, and its bytes stop at 16 chunk blocks a row beyond 1024
-// locations), so that two rows' consecutive chunk indices never share a
-// slot.  HDF5's default, 521, is a 4 KiB table per dataset: ~150 of rank
-// 0's page faults in MPI_Init and 600 KiB for the ~175 tables.
-hid_t epoch_dapl(hsize_t bytes) {
+// Hash slots of such a cache.  HDF5 1.10 hashes a chunk by (its row of
+// chunks << b) ^ its column, b the bits of a row's chunk count rounded up
+// to a power of two (a linear index would do as well), modulo the slots:
+// the two rows a cache holds are 2^(b+1) consecutive values, and a prime
+// above that never puts two of them in one slot (a collision evicts a
+// chunk that the next append writes again, and reads back).  HDF5's
+// default, 521, is a 4 KiB table per dataset; 67, enough for 32 chunks a
+// row, saved ~150 of rank 0's page faults in MPI_Init and ~620 KiB for the
+// ~175 tables (a 2-rank job; threads widen the rows: 1 rank of 128
+// threads has 128 one-column chunks a row, 257 slots).
+std::size_t chunk_cache_slots(hsize_t chunks_per_row) {
+  hsize_t span = 2;
+  while (span < 2 * chunks_per_row) span *= 2;
+  for (const std::size_t prime : {67, 131, 257, 521, 1031, 2053}) {
+    if (prime > span) return prime;
+  }
+  return 4099;  // (256 KiB hold at most 2048 chunks of 16 x 1 doubles)
+}
+hid_t epoch_dapl(hsize_t bytes, hsize_t chunks_per_row) {
   hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-  H5Pset_chunk_cache(dapl, 67, static_cast<std::size_t>(std::min<hsize_t>(bytes, hsize_t{256} << 10)), 1.0);
+  H5Pset_chunk_cache(dapl, chunk_cache_slots(chunks_per_row),
+                     static_cast<std::size_t>(std::min<hsize_t>(bytes, hsize_t{256} << 10)), 1.0);
   return dapl;
 }
 // The chunk caches above are as wide as the job's locations, at least
@@ -160,7 +174,7 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, chunk);
     hid_t t = epoch_row_type();
-    const hid_t dapl = epoch_dapl(2 * 64 * H5Tget_size(t));
+    const hid_t dapl = epoch_dapl(2 * 64 * H5Tget_size(t), 1);
     // The datasets stay open for the appends (opening ~100 of them at the
     // first append took ~4 ms at one application call).
     table_ = H5Dcreate2(g, "table", t, sp, H5P_DEFAULT, dcpl, dapl);
@@ -172,7 +186,8 @@ bool H5File::create(const std::string& path, const std::vector<MetricDef>& metri
   // (At least kMinCachedColumns wide: threads add locations beyond the
   // ranks, and append_epoch_begin reopens the tables with a wider cache.)
   cached_columns_ = static_cast<int>(std::max<hsize_t>(width, kMinCachedColumns));
-  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(cached_columns_) * sizeof(double));
+  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(cached_columns_) * sizeof(double),
+                                (static_cast<hsize_t>(cached_columns_) + columns - 1) / columns);
   metric_names_.clear();
   epoch_sets_.clear();
   for (const auto& m : metrics) {
@@ -223,7 +238,7 @@ bool H5File::append_epoch_begin(const EpochRow& row, int n_locations) {
   QuietH5 quiet;
   if (table_ < 0) {  // (a reopened file; or create() could not make the table: close what it made)
     close_epoch_datasets();
-    const hid_t dapl = epoch_dapl(2 * 64 * sizeof(EpochRow));  // (its chunks: 64 rows)
+    const hid_t dapl = epoch_dapl(2 * 64 * sizeof(EpochRow), 1);  // (its chunks: 64 rows)
     table_ = H5Dopen2(file_, "epochs/table", dapl);
     H5Pclose(dapl);
     open_metric_tables(64);
@@ -244,7 +259,10 @@ void H5File::open_metric_tables(int columns) {
   }
   epoch_sets_.clear();
   chunk_bytes_.clear();  // (identifiers are reused)
-  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double));
+  // (A reopened file's chunk width is not known: as if one column each.)
+  const hsize_t per_chunk = static_cast<hsize_t>(std::max(chunk_columns_, 1));
+  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double),
+                                (static_cast<hsize_t>(columns) + per_chunk - 1) / per_chunk);
   for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
   H5Pclose(dapl);
   cached_columns_ = columns;

@@ -13,7 +13,7 @@ output against the expectations in <name>.expect, one directive per line
   expect METRIC [rank=R[,R]] [thread=T] [region=NAME] [under=NAME] [site=FUNCTION:LINE] [excl] [app] VALUE TOLERANCE
       (app: only the application's call paths, none of the tool's own regions;
       site: only MPI calls made on that line; METRIC processing: time minus
-      all wait states, as the critical-path indicators count it)
+      the MPI wait states, as the critical-path indicators count it)
   atleast / atmost METRIC [selectors] VALUE
   ratio-atleast METRIC [selectors] / METRIC [selectors] VALUE   (numerator must be > 0)
   attr NAME ==|>=|<=|>|< VALUE
@@ -268,9 +268,12 @@ def parse_expect(path):
 
 def metric_query(result, rest):
     """METRIC [rank=R] [region=NAME] [site=FUNCTION:LINE] [excl] [app] -> value,
-    description.  METRIC `processing`: time minus all wait states, the
+    description.  METRIC `processing`: time minus the MPI wait states, the
     processing time T of the critical-path indicators
-    (postpass/critical_path.cpp)."""
+    (postpass/critical_path.cpp: OpenMP waits count as processing there;
+    T is also clamped at 0 per call path and location, which this sum is
+    not).  FUNCTION: the caller's name as the file stores it (demangled,
+    with its parameter types in C++; quote it if it has spaces)."""
     metric, kw, excl, app, nums = rest[0], {}, False, False, []
     for w in rest[1:]:
         if "=" in w:
@@ -287,8 +290,10 @@ def metric_query(result, rest):
             raise LookupError(f"{k}={kw[k]}: no call path has this region")
     site = None
     if "site" in kw:  # an MPI call made at FUNCTION:LINE
-        function, _, line = kw["site"].rpartition(":")
-        site = (function, int(line))
+        m = re.fullmatch(r"(.+):(\d+)", kw["site"])
+        if m is None:
+            raise LookupError(f"site={kw['site']}: not FUNCTION:LINE")
+        site = (m.group(1), int(m.group(2)))
         if not result.callpaths_at(*site):
             raise LookupError(f"site={kw['site']}: no MPI call was made there")
     ranks = [int(x) for x in kw["rank"].split(",")] if "rank" in kw else [None]
@@ -298,7 +303,10 @@ def metric_query(result, rest):
         return result.value(name, rank=rank, region=kw.get("region"), exclusive=excl, under=kw.get("under"),
                             app=app, thread=thread, site=site)
     if metric == "processing":
-        value = sum(one("time", rank) - sum(one(w, rank) for w in result.wait_states) for rank in ranks)
+        if excl:
+            raise LookupError("processing excl: time minus waits of one call path alone means nothing")
+        mpi_waits = [w for w in result.wait_states if not w.startswith("omp_")]
+        value = sum(one("time", rank) - sum(one(w, rank) for w in mpi_waits) for rank in ranks)
     else:
         value = sum(one(metric, rank) for rank in ranks)
     rank = kw.get("rank")
