@@ -259,16 +259,15 @@ void H5File::open_metric_tables(int columns) {
   }
   epoch_sets_.clear();
   chunk_bytes_.clear();  // (identifiers are reused)
-  // (A reopened file's chunk width is not known: as if one column each.)
+  // The chunks of a row of `columns` (a reopened file's chunk width is not
+  // known: for the chunk cache, as if one column each).
   const hsize_t per_chunk = static_cast<hsize_t>(std::max(chunk_columns_, 1));
-  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double),
-                                (static_cast<hsize_t>(columns) + per_chunk - 1) / per_chunk);
+  const hsize_t chunks = (static_cast<hsize_t>(columns) + per_chunk - 1) / per_chunk;
+  const hid_t dapl = epoch_dapl(2 * kEpochChunkRows * static_cast<hsize_t>(columns) * sizeof(double), chunks);
   for (const auto& name : metric_names_) epoch_sets_.push_back(H5Dopen2(file_, ("epochs/" + name).c_str(), dapl));
   H5Pclose(dapl);
   cached_columns_ = columns;
-  if (chunk_columns_ > 0) {
-    fixed_metadata_cache(file_, static_cast<hsize_t>((columns + chunk_columns_ - 1) / chunk_columns_));
-  }
+  if (chunk_columns_ > 0) fixed_metadata_cache(file_, chunks);
 }
 
 bool H5File::append_epoch_part(const std::vector<double>& values, int n_locations, std::size_t first,
