@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fortran.hpp"
+#include "inline_analysis/resident.hpp"
 #include "hooks_common.hpp"
 #include "io/h5output.hpp"
 #if ONLINEWS_HAVE_OMPT
@@ -183,6 +184,8 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     s.warnings.push_back("ONLINEWS_ANALYSES: unknown analysis '" + name + "' is ignored (valid: " +
                          analysis::known_selections() + ")");
   }
+  // (Before the first buffer: every thread's ring is made after this.)
+  analysis::huge_pages_wanted().store(s.cfg.huge_pages, std::memory_order_relaxed);
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
   if (fortran::entries_bypassed()) {
     s.warnings.push_back("Fortran MPI calls bypass onlinews: libonlinews comes after the MPI Fortran libraries in "

@@ -89,6 +89,11 @@ TEST_CASE("the ring's pages are made resident ahead of the producer, in batches"
   const std::size_t ahead = 4 * page / sizeof(Event);  // four pages
   EventRing r(1 << 20, ahead);                         // 32 MiB
   CHECK(reinterpret_cast<std::uintptr_t>(r.data()) % page == 0);
+  // Aligned to a huge page too (all of it can be in huge pages), where the
+  // kernel has them: ONLINEWS_HUGE_PAGES' default.
+  if (const std::size_t h = analysis::huge_page_bytes(); h != 0) {
+    CHECK(reinterpret_cast<std::uintptr_t>(r.data()) % h == 0);
+  }
   if (!analysis::populate_supported().load()) {
     WARN("this kernel has no MADV_POPULATE_WRITE (Linux < 5.14): pages fault in when written");
     return;
