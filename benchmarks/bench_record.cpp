@@ -5,8 +5,9 @@
 //                          it is drained, untimed, before it reaches the
 //                          Leave reserve).  Arg = capacity in events.
 //   BM_PushFirstPass/...   push into a freshly allocated buffer: the first pass
-//                          over its memory pays one page fault per 4 KiB
-//                          (128 events), as every rank does after MPI_Init.
+//                          over its memory pays one page fault per 2 MiB huge
+//                          page (huge:1, the default) or per 4 KiB (huge:0,
+//                          128 events), as every rank does after MPI_Init.
 //   BM_PushDrop/...        push into a full buffer (the drop path).
 //   BM_RawNow_TSC          raw_now() with g_use_tsc = true (one rdtsc).
 //   BM_RawNow_NoTSC        raw_now() with g_use_tsc = false (clock_gettime).
@@ -139,10 +140,13 @@ void BM_PushCallTriple(benchmark::State& state) {
 BENCHMARK(BM_PushCallTriple)->ArgName("cap")->Arg(1 << 19);
 
 // First pass over a new buffer: untimed, the buffer is freed and allocated
-// again (a fresh mmap: main() pins glibc's mmap threshold) whenever it would
-// start dropping, so every timed push writes memory never touched before.
+// again (a fresh mapping of its own) whenever it would start dropping, so
+// every timed push writes memory never touched before.  Arg huge: 1 = in
+// transparent huge pages where the kernel has them (ONLINEWS_HUGE_PAGES'
+// default: one fault per 2 MiB), 0 = 4 KiB pages (one per 128 events).
 void BM_PushFirstPass(benchmark::State& state) {
   const std::size_t cap = static_cast<std::size_t>(state.range(0));
+  const bool was = onlinews::analysis::huge_pages_wanted().exchange(state.range(1) != 0);
   const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(cap - kLeaveReserve - 8);
   std::unique_ptr<ThreadBuffer> buf;
   std::ptrdiff_t left = 0;
@@ -160,10 +164,11 @@ void BM_PushFirstPass(benchmark::State& state) {
     --left;
   }
   if (buf) dropped += buf->take_dropped();
+  onlinews::analysis::huge_pages_wanted().store(was);
   check_no_drops(state, dropped);
   set_ns_per_event(state, 1);
 }
-BENCHMARK(BM_PushFirstPass)->ArgName("cap")->Arg(1 << 19);
+BENCHMARK(BM_PushFirstPass)->ArgNames({"cap", "huge"})->Args({1 << 19, 1})->Args({1 << 19, 0});
 
 // Drop path: the buffer is full (fewer than kLeaveReserve free slots).
 // Arg: 0 = Enter/Leave pairs (the Enter is dropped, so its Leave is too),

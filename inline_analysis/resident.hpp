@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -66,44 +67,80 @@ inline void populate(void* p, std::size_t bytes) {
   advise_inside(p, bytes, page_bytes(), MADV_POPULATE_WRITE, populate_supported());
 }
 
-// Transparent huge pages for the same arrays: one fault (or one populated
-// block) per 2 MiB instead of 512.  Measured on the VM of benchmarks/README.md
-// (fifty-second session), 16 MiB of fresh memory written once: 54 ms with
-// 4 KiB pages, 24 ms populated first, 1-1.5 ms in huge pages.  madvise
-// mode of /sys/kernel/mm/transparent_hugepage/enabled (Debian's default)
-// gives huge pages only where asked; "never" ignores the hint, "always"
-// needs none.  ONLINEWS_HUGE_PAGES=0 turns the hint off (runtime/hooks_init.cpp).
+// Transparent huge pages for the event rings (runtime/event_ring.hpp): one
+// fault, or one populated block, per huge page (2 MiB on x86-64) instead of
+// one per 4 KiB page.  Measured on the VM of benchmarks/README.md
+// ("Huge pages for the rings", fifty-second session): 16 MiB of fresh
+// memory written once took 54 ms in 4 KiB pages, 24 ms populated first,
+// 1-1.5 ms in huge pages.  Only in mappings of our own (map_fresh): the
+// kernel keeps the mark on the mapping, and heap memory that carried it
+// would pass it on to the application's later allocations there.
+// ONLINEWS_HUGE_PAGES=0 turns it off (runtime/hooks_init.cpp).
 
-// The huge page size (the PMD size, 2 MiB on x86-64), 0 if the kernel has
-// no transparent huge pages.
+// The huge page size (the PMD size), 0 if the kernel has no transparent
+// huge pages or they are off (`never`).  (errno is kept: the first call may
+// come from any thread.)
 inline std::size_t huge_page_bytes() {
   static const std::size_t n = [] {
+    const int saved = errno;
     std::size_t v = 0;
     if (std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r")) {
       unsigned long long x = 0;
       if (std::fscanf(f, "%llu", &x) == 1 && x > page_bytes() && (x & (x - 1)) == 0) v = static_cast<std::size_t>(x);
       std::fclose(f);
     }
+    if (std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+      char mode[128] = {};
+      if (std::fgets(mode, sizeof mode, f) != nullptr && std::strstr(mode, "[never]") != nullptr) v = 0;
+      std::fclose(f);
+    }
+    errno = saved;
     return v;
   }();
   return n;
 }
-// Whether prefer_huge_pages asks for them (the configuration; false once
-// the kernel refused the hint).
+// Whether map_fresh asks for huge pages (the configuration; false once the
+// kernel refused the hint).
 inline std::atomic<bool>& huge_pages_wanted() {
   static std::atomic<bool> on{true};
   return on;
 }
 
-// Asks for huge pages for the whole huge pages inside [p, p + bytes) (a
-// hint, contents unchanged; a no-op below one huge page).  Before the pages
-// are first written or populated: pages already resident stay small until
-// the kernel's khugepaged merges them.  Any thread; never on the recording
-// hot path.
-inline void prefer_huge_pages(void* p, std::size_t bytes) {
-  if (bytes == 0 || !huge_pages_wanted().load(std::memory_order_relaxed)) return;
-  const std::size_t h = huge_page_bytes();
-  if (h != 0 && bytes >= h) advise_inside(p, bytes, h, MADV_HUGEPAGE, huge_pages_wanted());
+// `bytes` (whole pages) of fresh anonymous memory in a mapping of its own,
+// nullptr if the kernel refuses.  If huge pages are wanted and it holds one,
+// the mapping is aligned to a huge page and marked MADV_HUGEPAGE (the mark
+// goes with the mapping at unmap_fresh: nothing else ever lives in it).
+// Any thread; never on the recording hot path.
+inline void* map_fresh(std::size_t bytes) {
+  const int saved = errno;
+  const std::size_t h = huge_pages_wanted().load(std::memory_order_relaxed) ? huge_page_bytes() : 0;
+  void* out = nullptr;
+  if (h != 0 && bytes >= h) {
+    void* m = ::mmap(nullptr, bytes + h, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+      // (Over-allocated by a huge page; the parts before and after the
+      // aligned span go back at once.)
+      const auto a = reinterpret_cast<std::uintptr_t>(m);
+      const std::uintptr_t lo = (a + h - 1) / h * h, hi = lo + bytes, end = a + bytes + h;
+      if (lo > a) ::munmap(m, lo - a);
+      if (end > hi) ::munmap(reinterpret_cast<void*>(hi), end - hi);
+      out = reinterpret_cast<void*>(lo);
+      // (All of it: the mapping is ours, and a tail short of a huge page
+      // stays in 4 KiB pages anyway.)
+      advise_inside(out, bytes, page_bytes(), MADV_HUGEPAGE, huge_pages_wanted());
+    }
+  } else {
+    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) out = m;
+  }
+  errno = saved;
+  return out;
+}
+inline void unmap_fresh(void* p, std::size_t bytes) {
+  if (p == nullptr) return;
+  const int saved = errno;
+  ::munmap(p, bytes);
+  errno = saved;
 }
 
 // Below this a system call saves too few page faults to be worth it (and
@@ -123,7 +160,6 @@ void resize_resident(std::vector<T, A>& v, std::size_t n) {
     // copied whole.)
     std::vector<T, A> fresh(v.get_allocator());
     fresh.reserve(std::max(n, 2 * v.size()));
-    prefer_huge_pages(fresh.data(), fresh.capacity() * sizeof(T));
     populate(fresh.data(), n * sizeof(T));
     fresh.insert(fresh.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
     v.swap(fresh);
@@ -135,7 +171,6 @@ void assign_resident(std::vector<T, A>& v, std::size_t n, const T& x) {
   if (n > v.capacity() && n * sizeof(T) >= kPopulateMinBytes) {
     std::vector<T, A> fresh(v.get_allocator());  // (`v` unchanged if this throws; `x` may lie in it)
     fresh.reserve(n);
-    prefer_huge_pages(fresh.data(), n * sizeof(T));
     populate(fresh.data(), n * sizeof(T));
     fresh.assign(n, x);
     v.swap(fresh);

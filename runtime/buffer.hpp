@@ -118,7 +118,6 @@ class ThreadBuffer {
       // epoch after epoch is resident as far as earlier windows filled it.
       std::vector<Event> fresh;
       fresh.reserve(std::max(need, 2 * out.capacity()));
-      analysis::prefer_huge_pages(fresh.data(), fresh.capacity() * sizeof(Event));
       analysis::populate(fresh.data(), need * sizeof(Event));
       fresh.insert(fresh.end(), out.begin(), out.end());
       out.swap(fresh);

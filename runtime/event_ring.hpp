@@ -29,18 +29,15 @@ namespace onlinews::rt {
 
 class EventRing {
  public:
-  // Room for `capacity` events (allocated here, page-aligned, and aligned to
-  // huge pages, which it asks for, when it holds one; only the pages of the
-  // first `ahead` events are made resident now).  Throws std::bad_alloc.
+  // Room for `capacity` events (allocated here, in a mapping of its own:
+  // page-aligned, and in huge pages where they are wanted and it holds one,
+  // inline_analysis/resident.hpp; only the pages of the first `ahead`
+  // events are made resident now).  Throws std::bad_alloc.
   explicit EventRing(std::size_t capacity, std::size_t ahead = 0)
-      : size_(capacity + 1),
-        bytes_(analysis::whole_pages(size_ * sizeof(Event))),
-        align_(alignment(bytes_)),
-        slots_(static_cast<Event*>(::operator new(bytes_, std::align_val_t(align_)))) {
-    analysis::prefer_huge_pages(slots_, bytes_);
+      : size_(capacity + 1), bytes_(analysis::whole_pages(size_ * sizeof(Event))), slots_(allocate(bytes_)) {
     populate_ahead(ahead);
   }
-  ~EventRing() { ::operator delete(slots_, std::align_val_t(align_)); }
+  ~EventRing() { analysis::unmap_fresh(slots_, bytes_); }
   EventRing(const EventRing&) = delete;
   EventRing& operator=(const EventRing&) = delete;
 
@@ -142,19 +139,16 @@ class EventRing {
   }
 
  private:
-  // A huge page's alignment for an array that holds one (all of it can then
-  // be in huge pages) while they are wanted, else a page's.
-  static std::size_t alignment(std::size_t bytes) {
-    const std::size_t h = analysis::huge_page_bytes();
-    return h != 0 && bytes >= h && analysis::huge_pages_wanted().load(std::memory_order_relaxed) ? h
-                                                                                                : analysis::page_bytes();
+  static Event* allocate(std::size_t bytes) {
+    void* p = analysis::map_fresh(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<Event*>(p);
   }
   static constexpr std::size_t kPrefetch = 16;  // events (8 cache lines) ahead
   std::size_t free_between(std::size_t w, std::size_t r) const { return r > w ? r - w - 1 : size_ - (w - r) - 1; }
 
   const std::size_t size_;   // slots: capacity + 1 (one stays empty)
   const std::size_t bytes_;  // the array's size, whole pages
-  const std::size_t align_;  // its alignment: a page, or a huge page
   Event* const slots_;
   alignas(64) std::atomic<std::size_t> write_{0};  // producer writes
   std::size_t read_seen_ = 0;                       // producer's copy of read_

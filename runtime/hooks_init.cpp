@@ -184,8 +184,9 @@ bool start(State& s, const Call& c, std::uint64_t t_pmpi_done) {
     s.warnings.push_back("ONLINEWS_ANALYSES: unknown analysis '" + name + "' is ignored (valid: " +
                          analysis::known_selections() + ")");
   }
-  // (Before the first buffer: every thread's ring is made after this.)
-  analysis::huge_pages_wanted().store(s.cfg.huge_pages, std::memory_order_relaxed);
+  // (Before the first buffer: every thread's ring is made after this.  The
+  // huge page size is read from /sys here, once, not at a thread's first event.)
+  analysis::huge_pages_wanted().store(s.cfg.huge_pages && analysis::huge_page_bytes() != 0, std::memory_order_relaxed);
   s.buffers.configure(std::max<std::uint64_t>(s.cfg.buffer / sizeof(Event), 2 * kLeaveReserve));
   if (fortran::entries_bypassed()) {
     s.warnings.push_back("Fortran MPI calls bypass onlinews: libonlinews comes after the MPI Fortran libraries in "
