@@ -143,7 +143,8 @@ BENCHMARK(BM_PushCallTriple)->ArgName("cap")->Arg(1 << 19);
 // again (a fresh mapping of its own) whenever it would start dropping, so
 // every timed push writes memory never touched before.  Arg huge: 1 = in
 // transparent huge pages where the kernel has them (ONLINEWS_HUGE_PAGES'
-// default: one fault per 2 MiB), 0 = 4 KiB pages (one per 128 events).
+// default: one fault per 2 MiB), 0 = no hint (4 KiB pages, one fault per
+// 128 events, unless the kernel's THP mode is `always`).
 void BM_PushFirstPass(benchmark::State& state) {
   const std::size_t cap = static_cast<std::size_t>(state.range(0));
   const bool was = onlinews::analysis::huge_pages_wanted().exchange(state.range(1) != 0);
@@ -345,9 +346,10 @@ class BudgetReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A fixed mmap threshold: every large buffer is a fresh mapping (glibc
+  // A fixed mmap threshold: every large heap block is a fresh mapping (glibc
   // otherwise raises the threshold after the first free and recycles memory
-  // that is already faulted in, which would hide the first-pass cost).
+  // that is already faulted in).  The rings are mappings of their own
+  // anyway (inline_analysis/resident.hpp: map_fresh).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   // Default: 5 repetitions, aggregates only (the machine is noisy).
   std::vector<char*> args(argv, argv + argc);

@@ -72,7 +72,7 @@ inline void populate(void* p, std::size_t bytes) {
 // one per 4 KiB page.  Measured on the VM of benchmarks/README.md
 // ("Huge pages for the rings", fifty-second session): 16 MiB of fresh
 // memory written once took 54 ms in 4 KiB pages, 24 ms populated first,
-// 1-1.5 ms in huge pages.  Only in mappings of our own (map_fresh): the
+// 1.1-1.2 ms in huge pages.  Only in mappings of our own (map_fresh): the
 // kernel keeps the mark on the mapping, and heap memory that carried it
 // would pass it on to the application's later allocations there.
 // ONLINEWS_HUGE_PAGES=0 turns it off (runtime/hooks_init.cpp).
@@ -106,16 +106,19 @@ inline std::atomic<bool>& huge_pages_wanted() {
   return on;
 }
 
-// `bytes` (whole pages) of fresh anonymous memory in a mapping of its own,
-// nullptr if the kernel refuses.  If huge pages are wanted and it holds one,
-// the mapping is aligned to a huge page and marked MADV_HUGEPAGE (the mark
-// goes with the mapping at unmap_fresh: nothing else ever lives in it).
-// Any thread; never on the recording hot path.
+// `bytes` (rounded up to whole pages) of fresh anonymous memory, nullptr if
+// the kernel refuses.  If huge pages are wanted and it holds at least 8 of
+// them, it is a mapping of its own, aligned to a huge page and marked
+// MADV_HUGEPAGE (the mark goes with the mapping at unmap_fresh: nothing else
+// ever lives in it).  (At least 8: where huge pages are large -- 32 MiB with
+// arm64's 16 KiB pages, 512 MiB with 64 KiB -- a ring would be resident in
+// steps too large for its use.)  Any thread; never on the recording hot path.
 inline void* map_fresh(std::size_t bytes) {
+  bytes = whole_pages(bytes);
   const int saved = errno;
   const std::size_t h = huge_pages_wanted().load(std::memory_order_relaxed) ? huge_page_bytes() : 0;
   void* out = nullptr;
-  if (h != 0 && bytes >= h) {
+  if (h != 0 && bytes / 8 >= h) {
     void* m = ::mmap(nullptr, bytes + h, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m != MAP_FAILED) {
       // (Over-allocated by a huge page; the parts before and after the
@@ -139,7 +142,7 @@ inline void* map_fresh(std::size_t bytes) {
 inline void unmap_fresh(void* p, std::size_t bytes) {
   if (p == nullptr) return;
   const int saved = errno;
-  ::munmap(p, bytes);
+  ::munmap(p, whole_pages(bytes));
   errno = saved;
 }
 

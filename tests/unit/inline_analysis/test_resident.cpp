@@ -101,16 +101,14 @@ std::string vm_flags_at(const void* p) {
 bool hinted(const void* p) { return vm_flags_at(p).find(" hg") != std::string::npos; }
 }  // namespace
 
-TEST_CASE("map_fresh gives a mapping of its own: in huge pages when wanted and it holds one", "[resident]") {
+TEST_CASE("map_fresh gives a mapping of its own: in huge pages when wanted and it holds 8", "[resident]") {
   const std::size_t h = huge_page_bytes();
-  if (h == 0 || h > (32u << 20)) {
-    WARN("no transparent huge pages of at most 32 MiB here: only the plain mapping is tested");
-  }
+  // (Huge pages of at most 4 MiB: 8 of them are at most 32 MiB here.)
+  const bool huge = h != 0 && h <= (4u << 20) && huge_pages_wanted().load();
+  if (!huge) WARN("no usable transparent huge pages of at most 4 MiB here: only plain mappings are tested");
   const std::size_t page = page_bytes();
-  REQUIRE(huge_pages_wanted().load());  // (the default)
-  // Less than a huge page (or none): page-aligned, not marked.
-  {
-    const std::size_t bytes = 5 * page;
+  // Less than 8 huge pages (or none): page-aligned, not marked.
+  for (const std::size_t bytes : {5 * page, h != 0 && h <= (4u << 20) ? 2 * h + page : 9 * page}) {
     auto* p = static_cast<unsigned char*>(map_fresh(bytes));
     REQUIRE(p != nullptr);
     CHECK(reinterpret_cast<std::uintptr_t>(p) % page == 0);
@@ -119,9 +117,9 @@ TEST_CASE("map_fresh gives a mapping of its own: in huge pages when wanted and i
     CHECK(p[bytes - 1] == 7);
     unmap_fresh(p, bytes);
   }
-  if (h == 0 || h > (32u << 20)) return;
-  // Two huge pages and a page: aligned to a huge page, marked whole.
-  const std::size_t bytes = 2 * h + page;
+  if (!huge) return;
+  // Eight huge pages and a page: aligned to a huge page, marked whole.
+  const std::size_t bytes = 8 * h + page;
   auto* p = static_cast<unsigned char*>(map_fresh(bytes));
   REQUIRE(p != nullptr);
   CHECK(reinterpret_cast<std::uintptr_t>(p) % h == 0);
@@ -130,7 +128,7 @@ TEST_CASE("map_fresh gives a mapping of its own: in huge pages when wanted and i
   CHECK(p[0] == 0);
   CHECK(p[bytes - 1] == 0);
   std::memset(p, 5, bytes);
-  CHECK(p[2 * h] == 5);
+  CHECK(p[8 * h] == 5);
   unmap_fresh(p, bytes);
   // Not wanted (ONLINEWS_HUGE_PAGES=0): not marked.
   huge_pages_wanted().store(false);
@@ -139,4 +137,18 @@ TEST_CASE("map_fresh gives a mapping of its own: in huge pages when wanted and i
   REQUIRE(q != nullptr);
   CHECK_FALSE(hinted(q));
   unmap_fresh(q, bytes);
+}
+
+TEST_CASE("the analysis' heap arrays are never marked for huge pages", "[resident]") {
+  // (The mark stays on a mapping: on heap memory it would pass to the
+  // application's later allocations there; docs/design.md.)
+  const std::size_t h = huge_page_bytes();
+  if (h == 0 || h > (4u << 20)) return;
+  std::vector<std::uint64_t> a, b;
+  resize_resident(a, 3 * h / sizeof(std::uint64_t));
+  assign_resident(b, 3 * h / sizeof(std::uint64_t), std::uint64_t{1});
+  for (const auto* v : {&a, &b}) {
+    const auto first = (reinterpret_cast<std::uintptr_t>(v->data()) + h - 1) / h * h;  // a whole huge page inside
+    CHECK_FALSE(hinted(reinterpret_cast<const void*>(first)));
+  }
 }
