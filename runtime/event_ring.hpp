@@ -30,9 +30,9 @@ namespace onlinews::rt {
 class EventRing {
  public:
   // Room for `capacity` events (allocated here, in a mapping of its own:
-  // page-aligned, and in huge pages where they are wanted and it holds one,
-  // inline_analysis/resident.hpp; only the pages of the first `ahead`
-  // events are made resident now).  Throws std::bad_alloc.
+  // page-aligned, and in huge pages where they are wanted and it holds at
+  // least 8, inline_analysis/resident.hpp; only the pages of the first
+  // `ahead` events are made resident now).  Throws std::bad_alloc.
   explicit EventRing(std::size_t capacity, std::size_t ahead = 0)
       : size_(capacity + 1), bytes_(analysis::whole_pages(size_ * sizeof(Event))), slots_(allocate(bytes_)) {
     populate_ahead(ahead);
