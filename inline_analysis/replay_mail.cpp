@@ -42,7 +42,7 @@ void ReplayMail::begin(std::vector<SyncPoint>& points, SymTable& syms, std::vect
   waiting_nodes_.clear();
   cause_nodes_.clear();
   arrived_.assign(points.size(), Arrived{});
-  arena_.clear();
+  parcels_.clear();
   held_.clear();
   out_.clear();
   posted_.clear();
@@ -92,6 +92,7 @@ void ReplayMail::ingest(Parcel p) {
   ++received_[p.peer];
   std::size_t off = 0;
   const auto& d = p.data;
+  bool kept = false;
   constexpr std::size_t kHead = 1 + PointId::kBytes + 4;  // (queue)
   while (off + kHead <= d.size()) {
     ByteReader h(&d[off], kHead);
@@ -111,9 +112,10 @@ void ReplayMail::ingest(Parcel p) {
     }
     if (type != kFixed && type != kValue) continue;
     Span& slot = type == kFixed ? arrived_[*n].fixed : arrived_[*n].value;
-    slot = {arena_.size(), len};  // (kept for its point)
-    arena_.insert(arena_.end(), payload, payload + len);
+    slot = {payload, len};  // (kept for its point, in its parcel)
+    kept = true;
   }
+  if (kept) parcels_.push_back(std::move(p.data));
 }
 
 void ReplayMail::bind(std::size_t node, const std::byte* payload, std::size_t len) {
@@ -203,13 +205,12 @@ Task<ByteReader> ReplayMail::fixed_for(std::size_t k) {
     ingest(co_await t_->take_any());
     take_arrived();
   }
-  // (The arena only grows in ingest(), which nothing reaches before the
-  // handlers have read the record.)
+  // (Its parcel is kept until the next walk's begin().)
   Arrived& a = arrived_[k];
-  const ByteReader fixed(arena_.data() + a.fixed.offset, a.fixed.len);
+  const ByteReader fixed(a.fixed.data, a.fixed.len);
   a.fixed = {};
   if (a.value.present()) {
-    bind(k, arena_.data() + a.value.offset, a.value.len);
+    bind(k, a.value.data, a.value.len);
     a.value = {};
   } else {
     ++unknown_;

@@ -45,7 +45,7 @@ class ReplayMail {
   void send_value(std::size_t k);
   // Cause point `k` (walked): the waiting side's fixed part, waiting for it
   // if needed; its value is bound if it arrived.  The reader's bytes stay
-  // valid until the next record arrives.
+  // valid until the next begin().
   Task<ByteReader> fixed_for(std::size_t k);
   // Sends what is queued and takes what has arrived (never waits).
   Task<> pump();
@@ -111,15 +111,17 @@ class ReplayMail {
   std::size_t walked_from_ = 0;
   std::uint64_t unknown_ = 0;  // walked cause points whose value did not arrive yet
   bool bound_since_retry_ = false;
-  // Where a record arrived before its point was walked: its bytes in arena_.
+  // Where a record arrived before its point was walked: its bytes in the
+  // parcel it came in, kept in parcels_ until the next walk.
   struct Span {
-    static constexpr std::uint32_t kNone = UINT32_MAX;
-    std::size_t offset = 0;
-    std::uint32_t len = kNone;
-    bool present() const { return len != kNone; }
+    const std::byte* data = nullptr;
+    std::uint32_t len = 0;
+    bool present() const { return data != nullptr; }
   };
-  // (Flat maps and one arena: a node or a vector per record was a tenth of
-  // the epoch analysis, bench_replay.)
+  // (Flat maps, and records read where they arrived: a node or a vector per
+  // record was a tenth of the epoch analysis, bench_replay; a copy into an
+  // arena that grows by doubling was a third of the page faults of a
+  // short run's final epoch, benchmarks/README.md, fifty-third session.)
   FlatMap<Key, std::size_t, KeyHash> waiting_nodes_, cause_nodes_;
   // Per cause point, filed at arrival under the point its key names (one
   // lookup per record instead of a hashed insert, find and erase per record
@@ -129,7 +131,7 @@ class ReplayMail {
     Span fixed, value;
   };
   std::vector<Arrived> arrived_;
-  std::vector<std::byte> arena_;
+  std::vector<std::vector<std::byte>> parcels_;  // those that hold a Span (a moved vector keeps its bytes)
   ByteWriter value_;              // scratch of try_send
   struct Held {
     std::size_t point, blocker;  // a waiting point whose value waits, and a node it waits for
