@@ -117,24 +117,21 @@ inline void* map_fresh(std::size_t bytes) {
   bytes = whole_pages(bytes);
   const int saved = errno;
   const std::size_t h = huge_pages_wanted().load(std::memory_order_relaxed) ? huge_page_bytes() : 0;
+  const bool huge = h != 0 && bytes / 8 >= h;
+  // (Huge: over-allocated by a huge page, and the parts before and after
+  // the aligned span go back at once.)
+  const std::size_t pad = huge ? h : 0;
   void* out = nullptr;
-  if (h != 0 && bytes / 8 >= h) {
-    void* m = ::mmap(nullptr, bytes + h, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) {
-      // (Over-allocated by a huge page; the parts before and after the
-      // aligned span go back at once.)
-      const auto a = reinterpret_cast<std::uintptr_t>(m);
-      const std::uintptr_t lo = (a + h - 1) / h * h, hi = lo + bytes, end = a + bytes + h;
-      if (lo > a) ::munmap(m, lo - a);
-      if (end > hi) ::munmap(reinterpret_cast<void*>(hi), end - hi);
-      out = reinterpret_cast<void*>(lo);
-      // (All of it: the mapping is ours, and a tail short of a huge page
-      // stays in 4 KiB pages anyway.)
-      advise_inside(out, bytes, page_bytes(), MADV_HUGEPAGE, huge_pages_wanted());
-    }
-  } else {
-    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) out = m;
+  void* m = ::mmap(nullptr, bytes + pad, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m != MAP_FAILED) {
+    const auto a = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t lo = huge ? (a + h - 1) / h * h : a, hi = lo + bytes, end = a + bytes + pad;
+    if (lo > a) ::munmap(m, lo - a);
+    if (end > hi) ::munmap(reinterpret_cast<void*>(hi), end - hi);
+    out = reinterpret_cast<void*>(lo);
+    // (All of it: the mapping is ours, and a tail short of a huge page
+    // stays in 4 KiB pages anyway.)
+    if (huge) advise_inside(out, bytes, page_bytes(), MADV_HUGEPAGE, huge_pages_wanted());
   }
   errno = saved;
   return out;

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "fortran.hpp"
-#include "inline_analysis/resident.hpp"
 #include "hooks_common.hpp"
+#include "inline_analysis/resident.hpp"
 #include "io/h5output.hpp"
 #if ONLINEWS_HAVE_OMPT
 #include "ompt/ompt.hpp"
