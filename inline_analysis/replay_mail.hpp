@@ -131,7 +131,7 @@ class ReplayMail {
     Span fixed, value;
   };
   std::vector<Arrived> arrived_;
-  std::vector<std::vector<std::byte>> parcels_;  // those that hold a Span (a moved vector keeps its bytes)
+  std::vector<std::vector<std::byte>> parcels_;  // those that held a Span when they arrived (a moved vector keeps its bytes)
   ByteWriter value_;              // scratch of try_send
   struct Held {
     std::size_t point, blocker;  // a waiting point whose value waits, and a node it waits for
